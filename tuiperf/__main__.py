@@ -1,0 +1,5 @@
+import sys
+
+from tuiperf.cli import main
+
+sys.exit(main())

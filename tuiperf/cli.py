@@ -1,0 +1,105 @@
+"""Entry point: `tuiperf [REPORT]` opens the TUI; subcommands are headless.
+
+The headless paths never import Textual (a test checks it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tuiperf import __version__
+from tuiperf.errors import ExitCode, TuiperfError
+
+#: modules under tuiperf.commands that define COMMAND, in the order --help lists them
+COMMAND_MODULES = ("info", "summary", "export", "analyze", "ncu", "convert")
+
+DESCRIPTION = """\
+GPU profiles in the terminal: Nsight Systems, Nsight Compute and torch.profiler.
+
+examples:
+  tuiperf run.nsys-rep                      open the TUI (no argument: the bundled sample)
+  tuiperf summary run.sqlite --report cuda_gpu_kern_sum --format csv
+  tuiperf info trace.pt.trace.json.gz
+  tuiperf convert run.nsys-rep -o run_arrow/
+"""
+
+
+def _commands() -> dict[str, object]:
+    found = {}
+    for mod in COMMAND_MODULES:
+        try:
+            m = importlib.import_module(f"tuiperf.commands.{mod}")
+        except ModuleNotFoundError as e:
+            if e.name == f"tuiperf.commands.{mod}":
+                continue  # not built yet
+            raise
+        found[m.COMMAND.name] = m.COMMAND
+    return found
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tuiperf", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("-V", "--version", action="version", version=f"tuiperf {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in _commands().values():
+        sp = sub.add_parser(cmd.name, help=cmd.help, description=cmd.description,  # type: ignore[attr-defined]
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+        cmd.prepare(sp)  # type: ignore[attr-defined]
+        sp.set_defaults(_run=cmd.run)  # type: ignore[attr-defined]
+    return p
+
+
+def _split_default(argv: list[str]) -> list[str]:
+    """`tuiperf REPORT ...` means `tuiperf open REPORT ...` (the TUI)."""
+    names = set(COMMAND_MODULES) | {"open"}
+    for a in argv:
+        if a in ("-h", "--help", "-V", "--version"):
+            return argv
+        if not a.startswith("-"):
+            return argv if a in names else ["open", *argv]
+    return ["open", *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list = _split_default(args_list)
+    debug = "--debug" in args_list
+    try:
+        if args_list and args_list[0] == "open":
+            from tuiperf.commands.open_tui import run_open
+
+            return run_open(args_list[1:])
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+        if not getattr(args, "_run", None):
+            parser.print_help()
+            return ExitCode.USAGE
+        return int(args._run(args))
+    except TuiperfError as e:
+        if debug:
+            raise
+        print(f"tuiperf: error: {e}", file=sys.stderr)
+        return int(e.code)
+    except KeyboardInterrupt:
+        print("tuiperf: interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        _silence_stdout()
+        return int(ExitCode.OK)
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

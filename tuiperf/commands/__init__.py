@@ -1,0 +1,1 @@
+"""Headless subcommands. Each module defines COMMAND: a `Command` (see base.py)."""

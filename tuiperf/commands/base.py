@@ -1,0 +1,56 @@
+"""The shape of a subcommand: a name, an argparse set-up and a run function."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    description: str
+    prepare: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def add_cache_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cache")
+    g.add_argument("--cache-dir", type=Path, metavar="DIR",
+                   help="where converted tables are kept (default: $TUIPERF_CACHE_DIR or "
+                        "$XDG_CACHE_HOME/tuiperf)")
+    g.add_argument("--no-cache", action="store_true", help="convert in memory; write nothing")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Progress lines on stderr, only when stderr is a terminal and not --quiet."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return None
+
+    def say(msg: str) -> None:
+        sys.stderr.write(f"\r\x1b[2K{msg}")
+        sys.stderr.flush()
+
+    return say
+
+
+def open_options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from tuiperf.load.open import OpenOptions
+
+    return OpenOptions(
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE"),
+        progress=progress_printer(args),
+    )
+
+
+def end_progress(args: argparse.Namespace) -> None:
+    if progress_printer(args) is not None:
+        sys.stderr.write("\r\x1b[2K")
+        sys.stderr.flush()

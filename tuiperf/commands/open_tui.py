@@ -1,0 +1,51 @@
+"""`tuiperf [REPORT]`: the full-screen viewer (Textual is imported only here)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tuiperf.commands.base import add_cache_args, open_options
+from tuiperf.errors import UsageError
+
+
+def sample_path() -> Path:
+    return Path(__file__).resolve().parent.parent / "sample" / "vit_range"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tuiperf", description="Open a report in the TUI.")
+    p.add_argument("report_path", metavar="REPORT", type=Path, nargs="?",
+                   help="report to open (default: the bundled sample)")
+    p.add_argument("--ascii", action="store_true", help="ASCII glyphs only")
+    p.add_argument("--no-mouse", action="store_true", help="ignore the mouse")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_cache_args(p)
+    return p
+
+
+def run_open(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    path = args.report_path or sample_path()
+    try:
+        from tuiperf.tui.app import run_app
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("tuiperf.tui"):
+            return _summary_fallback(path, args)
+        raise
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the viewer needs a terminal; use 'tuiperf summary' or '--csv'")
+    return run_app(path, args, open_options(args))
+
+
+def _summary_fallback(path: Path, args: argparse.Namespace) -> int:
+    """Until the viewer exists: print the kernel summary of the report."""
+    from tuiperf.load.open import open_trace
+    from tuiperf.model.summaries import compute_cached
+    from tuiperf.report import print_stats
+
+    trace = open_trace(path, open_options(args))
+    print_stats(sys.stdout, compute_cached(trace, "cuda_gpu_kern_sum"),
+                title=f"cuda_gpu_kern_sum · {path.name}")
+    return 0

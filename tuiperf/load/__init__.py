@@ -1,0 +1,1 @@
+"""Loaders: each turns a path into canonical Arrow tables (no UI imports)."""

@@ -1,0 +1,210 @@
+"""The conversion cache: canonical tables as uncompressed Arrow IPC files, memory-mapped.
+
+Layout: `<root>/<stem>-<path hash>-<identity hash>/` holding `manifest.json`
+(written last) and one `<table>.arrow` per table; `derived/` holds results
+computed from them (per-name summaries). An entry is keyed by the source's
+resolved path, size and mtime, the loader and the schema version. Entries are
+built in a temporary folder and renamed into place, so a reader never sees a
+half-written one; a damaged entry is removed and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from tuiperf.errors import CacheError
+from tuiperf.load.schema import SCHEMA_VERSION
+
+MANIFEST = "manifest.json"
+
+
+def default_root() -> Path:
+    env = os.environ.get("TUIPERF_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "tuiperf"
+
+
+def identity(path: Path) -> dict[str, Any]:
+    """What makes a source 'the same file': resolved path, size and mtime."""
+    p = path.resolve()
+    if p.is_dir():
+        size, mtime = 0, 0
+        for f in sorted(p.iterdir()):
+            st = f.stat()
+            size += st.st_size
+            mtime = max(mtime, st.st_mtime_ns)
+        return {"path": str(p), "size": size, "mtime_ns": mtime, "dir": True}
+    st = p.stat()
+    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _hash(obj: object) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    stem: str
+    path_hash: str
+    ident_hash: str
+
+    @classmethod
+    def for_source(cls, path: Path, loader: str) -> CacheKey:
+        ident = identity(path)
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)[:40] or "report"
+        return cls(stem, _hash([ident["path"], loader]),
+                   _hash([ident, loader, SCHEMA_VERSION]))
+
+    @property
+    def dirname(self) -> str:
+        return f"{self.stem}-{self.path_hash}-{self.ident_hash}"
+
+
+def read_ipc(path: Path) -> pa.Table:
+    """Memory-map an Arrow IPC file (reads no data until a column is used)."""
+    return ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
+def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> None:
+    opts = ipc.IpcWriteOptions(compression=compression)
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema, options=opts) as w:
+        w.write_table(table, max_chunksize=1 << 20)
+
+
+def atomic_write_ipc(path: Path, table: pa.Table) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".arrow")
+    os.close(fd)
+    try:
+        write_ipc(Path(tmp), table)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class Cache:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or default_root()
+
+    def entry(self, key: CacheKey) -> Path:
+        return self.root / key.dirname
+
+    def ensure_writable(self) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-", delete=True)
+            probe.close()
+        except OSError as e:
+            raise CacheError(
+                f"cache directory {self.root} is not writable ({e.strerror or e}); "
+                "pass --cache-dir DIR or --no-cache"
+            ) from e
+
+    def load(self, key: CacheKey) -> tuple[dict[str, pa.Table], dict[str, Any]] | None:
+        """The tables of a complete entry, memory-mapped; None if absent or damaged."""
+        d = self.entry(key)
+        try:
+            manifest = json.loads((d / MANIFEST).read_text())
+            if manifest.get("schema_version") != SCHEMA_VERSION:
+                raise ValueError("schema version")
+            tables = {}
+            for name, rows in manifest["tables"].items():
+                t = read_ipc(d / f"{name}.arrow")
+                if t.num_rows != rows:
+                    raise ValueError(f"{name}: row count")
+                tables[name] = t
+            return tables, manifest.get("meta", {})
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+            shutil.rmtree(d, ignore_errors=True)  # damaged: rebuild
+            return None
+
+    def store(self, key: CacheKey, tables: dict[str, pa.Table], meta: dict[str, Any]) -> Path:
+        """Write an entry atomically and drop older entries of the same source."""
+        self.ensure_writable()
+        self._sweep_temps()
+        tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".tmp-{os.getpid()}-"))
+        try:
+            for name, t in tables.items():
+                write_ipc(tmp / f"{name}.arrow", t)
+            manifest = {
+                "schema_version": SCHEMA_VERSION,
+                "tables": {n: t.num_rows for n, t in tables.items()},
+                "meta": meta,
+            }
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+            final = self.entry(key)
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not (final / MANIFEST).exists():
+                    raise
+                shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._drop_stale(key)
+        return final
+
+    def _drop_stale(self, key: CacheKey) -> None:
+        prefix = f"{key.stem}-{key.path_hash}-"
+        for d in self.root.glob(f"{key.stem}-{key.path_hash}-*"):
+            if d.name.startswith(prefix) and d.name != key.dirname:
+                shutil.rmtree(d, ignore_errors=True)
+
+    def _sweep_temps(self) -> None:
+        """Remove temporary folders of conversions whose process has gone."""
+        for d in self.root.glob(".tmp-*-*"):
+            try:
+                pid = int(d.name.split("-")[1])
+            except (IndexError, ValueError):
+                continue
+            if not _alive(pid):
+                shutil.rmtree(d, ignore_errors=True)
+
+    # derived results --------------------------------------------------------
+    def load_derived(self, key: CacheKey, name: str) -> pa.Table | None:
+        p = self.entry(key) / "derived" / f"{name}.arrow"
+        try:
+            return read_ipc(p)
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException):
+            with contextlib.suppress(OSError):
+                p.unlink()
+            return None
+
+    def store_derived(self, key: CacheKey, name: str, table: pa.Table) -> None:
+        d = self.entry(key) / "derived"
+        try:
+            d.mkdir(exist_ok=True)
+            atomic_write_ipc(d / f"{name}.arrow", table)
+        except OSError:
+            pass  # a derived result is an optimisation; never fail because of it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

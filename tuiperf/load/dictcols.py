@@ -1,0 +1,65 @@
+"""Id columns -> dictionary-encoded string columns, with compact dictionaries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.load.schema import NAME
+
+
+class StringTable:
+    """An id -> string lookup (StringIds, an ENUM_* table) that encodes id columns."""
+
+    def __init__(self, ids: np.ndarray, values: pa.Array) -> None:
+        order = np.argsort(ids, kind="stable")
+        self.ids = np.asarray(ids, dtype=np.int64)[order]
+        self.values = values.take(pa.array(order)) if len(order) else values
+        n = len(self.ids)
+        self.dense = bool(n and self.ids[0] == 0 and self.ids[-1] == n - 1)
+
+    @classmethod
+    def from_pairs(cls, pairs: dict[int, str]) -> StringTable:
+        ids = np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs))
+        return cls(ids, pa.array(list(pairs.values()), pa.string()))
+
+    def positions(self, col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Index into `values` for each id, and a mask of the ids that were found."""
+        raw = col.to_numpy(zero_copy_only=False) if len(col) else np.zeros(0)
+        valid = ~pc.is_null(col).to_numpy(zero_copy_only=False) if col.null_count else None
+        ids = np.nan_to_num(raw.astype(np.float64)).astype(np.int64) if valid is not None else raw
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.dense:
+            found = (ids >= 0) & (ids < len(self.ids))
+            pos = np.where(found, ids, 0)
+        else:
+            pos = np.searchsorted(self.ids, ids)
+            pos = np.minimum(pos, max(len(self.ids) - 1, 0))
+            found = (self.ids[pos] == ids) if len(self.ids) else np.zeros(len(ids), bool)
+        if valid is not None:
+            found &= valid
+        return pos.astype(np.int64), found
+
+    def encode(self, col: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
+        pos, found = self.positions(col)
+        return compact_dictionary(pos, found, self.values)
+
+
+def compact_dictionary(pos: np.ndarray, found: np.ndarray, values: pa.Array) -> pa.DictionaryArray:
+    """A dictionary array over only the values that `pos` uses."""
+    used = np.zeros(len(values) + 1, dtype=bool)
+    used[pos[found]] = True
+    remap = np.cumsum(used) - 1
+    keep = np.flatnonzero(used[: len(values)])
+    indices = pa.array(remap[pos].astype(np.int32), mask=~found)
+    dictionary = values.take(pa.array(keep)) if len(keep) else pa.array([], pa.string())
+    return pa.DictionaryArray.from_arrays(indices, dictionary.cast(pa.string()))
+
+
+def encode_strings(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """Dictionary-encode a plain string column."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    out = pc.dictionary_encode(values.cast(pa.string()))
+    return out.cast(NAME)

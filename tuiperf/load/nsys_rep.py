@@ -1,0 +1,86 @@
+"""`.nsys-rep` reports: run `nsys export` once (when nsys is installed), then load that."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from tuiperf.errors import BadReportError, MissingToolError
+
+Progress = Callable[[str], None]
+
+
+def find_nsys() -> str | None:
+    env = os.environ.get("TUIPERF_NSYS")
+    if env:
+        return env if (os.path.isfile(env) and os.access(env, os.X_OK)) else shutil.which(env)
+    return shutil.which("nsys")
+
+
+def sibling_export(report: Path) -> Path | None:
+    """An export next to the report, at least as new as it (nsys stats leaves one there)."""
+    mtime = report.stat().st_mtime_ns
+    stem = report.with_suffix("")
+    for cand in (stem.with_suffix(".sqlite"), Path(f"{stem}_arrowdir"), Path(f"{stem}_parquetdir")):
+        try:
+            if cand.exists() and cand.stat().st_mtime_ns >= mtime:
+                return cand
+        except OSError:
+            continue
+    return None
+
+
+def export_command(report: Path, nsys: str = "nsys") -> list[str]:
+    out = report.with_suffix(".sqlite")
+    return [nsys, "export", "--type", "sqlite", "--force-overwrite", "true",
+            "-o", str(out), str(report)]
+
+
+def missing_nsys(report: Path) -> MissingToolError:
+    cmd = shlex.join(export_command(report))
+    return MissingToolError(
+        f"{report}: opening .nsys-rep needs Nsight Systems (nsys), which is not on PATH "
+        f"(or set TUIPERF_NSYS); run `{cmd}` where nsys is installed and open the .sqlite"
+    )
+
+
+def _supports_arrowdir(nsys: str) -> bool:
+    try:
+        out = subprocess.run([nsys, "export", "--help"], capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "arrowdir" in (out.stdout + out.stderr)
+
+
+def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
+    """Export `report` into a new folder under `workdir`; returns the export's path."""
+    nsys = find_nsys()
+    if nsys is None:
+        raise missing_nsys(report)
+    kind = "arrowdir" if _supports_arrowdir(nsys) else "sqlite"
+    workdir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
+    out = tmp / ("export" if kind == "arrowdir" else "export.sqlite")
+    cmd = [nsys, "export", "--type", kind, "--force-overwrite", "true",
+           "-o", str(out), str(report)]
+    progress(f"export .nsys-rep → {kind} (nsys)")
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise MissingToolError(f"{nsys}: cannot run ({e.strerror or e})") from e
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if res.returncode != 0 or not out.exists():
+        shutil.rmtree(tmp, ignore_errors=True)
+        lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+        why = lines[-1].strip() if lines else f"exit status {res.returncode}"
+        raise BadReportError(f"{report}: nsys export failed: {why}")
+    return out

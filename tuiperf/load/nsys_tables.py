@@ -1,0 +1,347 @@
+"""Nsight Systems export tables -> canonical tables (see schema.py).
+
+Works on any NsysSource (SQLite, parquetdir, arrowdir). Enums are decoded
+through the export's own ENUM_* tables; pid/tid come from globalTid/globalPid;
+GPU work gets its launching thread by joining on (pid, correlationId).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.load import schema
+from tuiperf.load.dictcols import StringTable, encode_strings
+from tuiperf.load.nsys_source import NsysSource, versions_of
+
+Progress = Callable[[str], None]
+
+_PID_MASK = 0xFFFFFF
+
+
+def pid_of(global_id: pa.ChunkedArray) -> pa.Array:
+    arr = global_id.to_numpy(zero_copy_only=False)
+    if arr.dtype.kind == "f":  # nulls present
+        return pa.array((np.nan_to_num(arr).astype(np.int64) >> 24) & _PID_MASK,
+                        mask=np.isnan(arr))
+    return pa.array((arr.astype(np.int64) >> 24) & _PID_MASK)
+
+
+def tid_of(global_tid: pa.ChunkedArray) -> pa.Array:
+    arr = global_tid.to_numpy(zero_copy_only=False)
+    if arr.dtype.kind == "f":
+        return pa.array(np.nan_to_num(arr).astype(np.int64) & _PID_MASK, mask=np.isnan(arr))
+    return pa.array(arr.astype(np.int64) & _PID_MASK)
+
+
+class NsysReader:
+    """Reads one export into canonical tables."""
+
+    def __init__(self, source: NsysSource, progress: Progress | None = None) -> None:
+        self.src = source
+        self.progress = progress or (lambda _msg: None)
+        self.present = source.tables()
+        self._strings: StringTable | None = None
+        self._enums: dict[str, StringTable] = {}
+
+    # -- raw access ---------------------------------------------------------
+    def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
+        """All versions of `logical`, the `wanted` columns they have (others null)."""
+        parts = []
+        for physical in versions_of(self.present, logical):
+            have = set(self.src.columns(physical))
+            cols = [c for c in wanted if c in have]
+            t = self.src.read(physical, cols)
+            for c in wanted:
+                if c not in have:
+                    t = t.append_column(c, pa.nulls(t.num_rows, pa.int64()))
+            parts.append(t.select(wanted))
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        return pa.concat_tables(parts, promote_options="permissive")
+
+    def has_column(self, logical: str, column: str) -> bool:
+        return any(column in self.src.columns(t) for t in versions_of(self.present, logical))
+
+    def strings(self) -> StringTable:
+        if self._strings is None:
+            t = self.raw("StringIds", ["id", "value"])
+            if t is None:
+                t = pa.table({"id": pa.array([], pa.int64()), "value": pa.array([], pa.string())})
+            ids = t["id"].to_numpy(zero_copy_only=False).astype(np.int64)
+            self._strings = StringTable(ids, t["value"].combine_chunks().cast(pa.string()))
+        return self._strings
+
+    def enum(self, name: str, fallback: dict[int, str] | None = None) -> StringTable:
+        if name not in self._enums:
+            t = self.raw(name, ["id", "label"])
+            if t is None or t.num_rows == 0:
+                self._enums[name] = StringTable.from_pairs(fallback or {})
+            else:
+                ids = t["id"].to_numpy(zero_copy_only=False).astype(np.int64)
+                self._enums[name] = StringTable(ids, t["label"].combine_chunks().cast(pa.string()))
+        return self._enums[name]
+
+    # -- canonical tables ---------------------------------------------------
+    def read_all(self) -> dict[str, pa.Table]:
+        out: dict[str, pa.Table] = {}
+        steps: list[tuple[str, Callable[[], pa.Table | None]]] = [
+            ("api", self.api),
+            ("kernels", self.kernels),
+            ("memcpy", self.memcpy),
+            ("memset", self.memset),
+            ("sync", self.sync),
+            ("nvtx", self.nvtx),
+            ("osrt", self.osrt),
+            ("overhead", self.overhead),
+            ("gpu_memory", self.gpu_memory),
+            ("devices", self.devices),
+            ("processes", self.processes),
+            ("threads", self.threads),
+            ("streams", self.streams),
+        ]
+        for i, (name, fn) in enumerate(steps, 1):
+            self.progress(f"read tables {i}/{len(steps)}: {name}")
+            t = fn()
+            if t is not None:
+                out[name] = t
+        self._link_threads(out)
+        return out
+
+    def api(self) -> pa.Table | None:
+        t = self.raw(
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
+            ["start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue"],
+        )
+        if t is None:
+            return None
+        kinds = self.enum("ENUM_NSYS_EVENT_CLASS", {0: "CUDA runtime", 1: "CUDA driver"})
+        cols = _times(t) | {
+            "pid": pid_of(t["globalTid"]),
+            "tid": tid_of(t["globalTid"]),
+            "correlation_id": t["correlationId"],
+            "name": self.strings().encode(t["nameId"]),
+            "api_kind": kinds.encode(t["eventClass"]),
+            "return_value": t["returnValue"],
+        }
+        return _sorted(schema.conform("api", cols, t.num_rows))
+
+    def _gpu_place(self, t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
+        green = t["greenContextId"]
+        return {
+            "device": t["deviceId"],
+            "context": t["contextId"],
+            "green_context": pc.if_else(pc.equal(green, 0), None, green),
+            "stream": t["streamId"],
+            "correlation_id": t["correlationId"],
+            "pid": pid_of(t["globalPid"]),
+        }
+
+    _PLACE = ["deviceId", "contextId", "greenContextId", "streamId", "correlationId", "globalPid"]
+
+    def kernels(self) -> pa.Table | None:
+        extra = ["demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ"]
+        extra += ["blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory"]
+        extra += ["dynamicSharedMemory", "graphNodeId"]
+        t = self.raw("CUPTI_ACTIVITY_KIND_KERNEL", ["start", "end", *self._PLACE, *extra])
+        if t is None:
+            return None
+        s = self.strings()
+        cols = _times(t) | self._gpu_place(t) | {
+            "name": s.encode(t["demangledName"]),
+            "short_name": s.encode(t["shortName"]),
+            "mangled_name": s.encode(t["mangledName"]),
+            "grid_x": t["gridX"], "grid_y": t["gridY"], "grid_z": t["gridZ"],
+            "block_x": t["blockX"], "block_y": t["blockY"], "block_z": t["blockZ"],
+            "registers": t["registersPerThread"],
+            "static_smem": t["staticSharedMemory"],
+            "dynamic_smem": t["dynamicSharedMemory"],
+            "graph_node_id": t["graphNodeId"],
+        }  # fmt: skip
+        return _sorted(schema.conform("kernels", cols, t.num_rows))
+
+    def memcpy(self) -> pa.Table | None:
+        extra = ["bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId"]
+        t = self.raw("CUPTI_ACTIVITY_KIND_MEMCPY", ["start", "end", *self._PLACE, *extra,
+                                                     "graphNodeId"])
+        if t is None:
+            return None
+        kind = self.enum("ENUM_CUDA_MEM_KIND")
+        cols = _times(t) | self._gpu_place(t) | {
+            "bytes": t["bytes"],
+            "copy_kind": self.enum("ENUM_CUDA_MEMCPY_OPER").encode(t["copyKind"]),
+            "src_kind": kind.encode(t["srcKind"]),
+            "dst_kind": kind.encode(t["dstKind"]),
+            "src_device": t["srcDeviceId"],
+            "dst_device": t["dstDeviceId"],
+            "graph_node_id": t["graphNodeId"],
+        }
+        return _sorted(schema.conform("memcpy", cols, t.num_rows))
+
+    def memset(self) -> pa.Table | None:
+        extra = ["bytes", "value", "memKind", "graphNodeId"]
+        t = self.raw("CUPTI_ACTIVITY_KIND_MEMSET", ["start", "end", *self._PLACE, *extra])
+        if t is None:
+            return None
+        cols = _times(t) | self._gpu_place(t) | {
+            "bytes": t["bytes"],
+            "value": t["value"],
+            "mem_kind": self.enum("ENUM_CUDA_MEM_KIND").encode(t["memKind"]),
+            "graph_node_id": t["graphNodeId"],
+        }
+        return _sorted(schema.conform("memset", cols, t.num_rows))
+
+    def sync(self) -> pa.Table | None:
+        t = self.raw("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", ["start", "end", *self._PLACE,
+                                                              "syncType"])
+        if t is None:
+            return None
+        cols = _times(t) | self._gpu_place(t) | {
+            "sync_type": self.enum("ENUM_CUPTI_SYNC_TYPE").encode(t["syncType"]),
+        }
+        return _sorted(schema.conform("sync", cols, t.num_rows))
+
+    def nvtx(self) -> pa.Table | None:
+        from tuiperf.load.nvtx_depth import nvtx_table
+
+        t = self.raw(
+            "NVTX_EVENTS",
+            ["start", "end", "eventType", "text", "textId", "domainId", "globalTid"],
+        )
+        if t is None:
+            return None
+        return nvtx_table(t, self.strings())
+
+    def osrt(self) -> pa.Table | None:
+        t = self.raw(
+            "OSRT_API", ["start", "end", "eventClass", "globalTid", "nameId", "returnValue"]
+        )
+        if t is None:
+            return None
+        # eventClass 31/32 are zero-length start/finish markers, not calls
+        t = t.filter(pc.equal(t["eventClass"], 27))
+        cols = _times(t) | {
+            "pid": pid_of(t["globalTid"]),
+            "tid": tid_of(t["globalTid"]),
+            "name": self.strings().encode(t["nameId"]),
+            "return_value": t["returnValue"],
+        }
+        return _sorted(schema.conform("osrt", cols, t.num_rows))
+
+    def overhead(self) -> pa.Table | None:
+        t = self.raw("PROFILER_OVERHEAD", ["start", "end", "globalTid", "nameId"])
+        if t is None:
+            return None
+        cols = _times(t) | {
+            "pid": pid_of(t["globalTid"]),
+            "tid": tid_of(t["globalTid"]),
+            "name": self.strings().encode(t["nameId"]),
+        }
+        return _sorted(schema.conform("overhead", cols, t.num_rows))
+
+    def gpu_memory(self) -> pa.Table | None:
+        cols_in = ["start", "globalPid", "deviceId", "streamId", "correlationId", "bytes",
+                   "address", "memKind", "memoryOperationType"]
+        t = self.raw("CUDA_GPU_MEMORY_USAGE_EVENTS", cols_in)
+        if t is None:
+            return None
+        op = self.enum("ENUM_CUDA_DEV_MEM_EVENT_OPER", {0: "Allocation", 1: "Deallocation"})
+        cols = {
+            "start": t["start"],
+            "pid": pid_of(t["globalPid"]),
+            "device": t["deviceId"],
+            "stream": t["streamId"],
+            "correlation_id": t["correlationId"],
+            "bytes": t["bytes"],
+            "address": t["address"],
+            "mem_kind": self.enum("ENUM_CUDA_MEM_KIND").encode(t["memKind"]),
+            "operation": op.encode(t["memoryOperationType"]),
+        }
+        return schema.conform("gpu_memory", cols, t.num_rows).sort_by("start")
+
+    def devices(self) -> pa.Table | None:
+        want = ["id", "name", "chipName", "smCount", "totalMemory", "memoryBandwidth",
+                "clockRate", "computeMajor", "computeMinor", "busLocation", "l2CacheSize",
+                "maxWarpsPerSm"]
+        t = self.raw("TARGET_INFO_GPU", want)
+        if t is None:
+            return None
+        cols = dict(zip(schema.DEVICES.names, [t[c] for c in want]))
+        return schema.conform("devices", cols, t.num_rows).sort_by("device")
+
+    def processes(self) -> pa.Table | None:
+        t = self.raw("PROCESSES", ["pid", "name"])
+        if t is None:
+            return None
+        return schema.conform("processes", {"pid": t["pid"], "name": t["name"]}, t.num_rows)
+
+    def threads(self) -> pa.Table | None:
+        t = self.raw("ThreadNames", ["nameId", "globalTid"])
+        if t is None:
+            return None
+        names = self.strings().encode(t["nameId"]).cast(pa.string())
+        cols = {"pid": pid_of(t["globalTid"]), "tid": tid_of(t["globalTid"]), "name": names}
+        return schema.conform("threads", cols, t.num_rows)
+
+    def streams(self) -> pa.Table | None:
+        t = self.raw(
+            "TARGET_INFO_CUDA_STREAM", ["streamId", "processId", "contextId", "priority", "flag"]
+        )
+        if t is None:
+            return None
+        flag = self.enum("ENUM_CUPTI_STREAM_TYPE").encode(t["flag"]).cast(pa.string())
+        cols = {
+            "pid": t["processId"],
+            "context": t["contextId"],
+            "stream": t["streamId"],
+            "priority": t["priority"],
+            "stream_type": flag,
+        }
+        return schema.conform("streams", cols, t.num_rows)
+
+    def _link_threads(self, out: dict[str, pa.Table]) -> None:
+        """Give GPU work the tid of its launching API call (same pid and correlationId)."""
+        api = out.get("api")
+        if api is None or api.num_rows == 0:
+            return
+        keys = _corr_keys(api)
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        tids = api["tid"].to_numpy(zero_copy_only=False)[order]
+        for name in ("kernels", "memcpy", "memset", "sync"):
+            t = out.get(name)
+            if t is None or t.num_rows == 0:
+                continue
+            k = _corr_keys(t)
+            pos = np.minimum(np.searchsorted(sorted_keys, k), len(sorted_keys) - 1)
+            hit = (sorted_keys[pos] == k) & ~pc.is_null(t["correlation_id"]).to_numpy(
+                zero_copy_only=False
+            )
+            tid = pa.array(tids[pos], pa.int64(), mask=~hit)
+            out[name] = t.set_column(t.schema.get_field_index("tid"), "tid", tid)
+
+
+def _corr_keys(t: pa.Table) -> np.ndarray:
+    pid = t["pid"].fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    corr = t["correlation_id"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return (pid << 32) | (corr & 0xFFFFFFFF)
+
+
+def _times(t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
+    return {"start": t["start"], "end": t["end"], "duration": pc.subtract(t["end"], t["start"])}
+
+
+def _sorted(t: pa.Table) -> pa.Table:
+    """Events in start order (stable), which every consumer relies on."""
+    starts = t["start"].to_numpy(zero_copy_only=False)
+    if len(starts) < 2 or bool(np.all(starts[1:] >= starts[:-1])):
+        return t.combine_chunks()
+    return t.take(pa.array(np.argsort(starts, kind="stable"))).combine_chunks()
+
+
+__all__ = ["NsysReader", "encode_strings", "pid_of", "tid_of"]

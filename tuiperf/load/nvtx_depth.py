@@ -1,0 +1,96 @@
+"""NVTX_EVENTS rows -> the canonical nvtx table (ranges and marks, with nesting depth)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.load import schema
+from tuiperf.load.dictcols import StringTable, encode_strings
+from tuiperf.load.nsys_tables import pid_of, tid_of
+
+#: ENUM_NSYS_EVENT_TYPE ids that are user-visible NVTX events
+_STYLES = {59: "PushPop", 60: "StartEnd", 34: "Mark"}
+_DOMAIN_CREATE = 75
+
+
+def nvtx_table(t: pa.Table, strings: StringTable) -> pa.Table:
+    etype = t["eventType"]
+    domains = _domain_names(t)
+    t = t.filter(pc.is_in(etype, pa.array(list(_STYLES), pa.int64())))
+    n = t.num_rows
+    text = _texts(t, strings)
+    domain = _lookup(t["domainId"], domains, "") if n else None
+    style = _lookup(t["eventType"], _STYLES, "") if n else None
+    pid = pid_of(t["globalTid"])
+    tid = tid_of(t["globalTid"])
+    cols = {
+        "start": t["start"],
+        "end": t["end"],
+        "duration": pc.subtract(t["end"], t["start"]),
+        "pid": pid,
+        "tid": tid,
+        "domain": encode_strings(domain) if domain is not None else None,
+        "text": encode_strings(text),
+        "style": encode_strings(style) if style is not None else None,
+    }
+    out = schema.conform("nvtx", cols, n)
+    if n:
+        out = out.take(pa.array(np.lexsort((-_end_or_start(out), out["start"].to_numpy()))))
+    depth = nesting_depth(out)
+    return out.set_column(out.schema.get_field_index("depth"), "depth", depth).combine_chunks()
+
+
+def _lookup(col: pa.ChunkedArray, names: dict[int, str], default: str) -> pa.Array:
+    """Map a small set of integer codes to strings without a Python loop per row."""
+    codes = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    labels = pa.array([names.get(int(u), default) for u in uniq], pa.string())
+    return labels.take(pa.array(inverse.ravel()))
+
+
+def _end_or_start(t: pa.Table) -> np.ndarray:
+    return pc.coalesce(t["end"], t["start"]).to_numpy(zero_copy_only=False)
+
+
+def _domain_names(t: pa.Table) -> dict[int, str]:
+    rows = t.filter(pc.equal(t["eventType"], _DOMAIN_CREATE)).select(["domainId", "text"])
+    return {int(d): (s or "") for d, s in zip(rows["domainId"].to_pylist(),
+                                               rows["text"].to_pylist()) if d is not None}
+
+
+def _texts(t: pa.Table, strings: StringTable) -> pa.Array:
+    """`text`, or the registered string that `textId` points to."""
+    text = t["text"].combine_chunks().cast(pa.string())
+    if t["textId"].null_count == len(t):
+        return pc.fill_null(text, "")
+    registered = strings.encode(t["textId"]).cast(pa.string())
+    return pc.fill_null(pc.coalesce(text, registered), "")
+
+
+def nesting_depth(t: pa.Table) -> pa.Array:
+    """Per thread, how many ranges enclose each range (0 = outermost).
+
+    Rows must be sorted by start, then end descending. A range's depth is the
+    number of earlier-starting ranges of its thread that have not ended yet.
+    Marks (no end) get depth 0.
+    """
+    n = t.num_rows
+    depth = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return pa.array(depth)
+    tid = t["tid"].fill_null(-1).to_numpy(zero_copy_only=False)
+    pid = t["pid"].fill_null(-1).to_numpy(zero_copy_only=False)
+    key = (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
+    is_range = ~pc.is_null(t["end"]).to_numpy(zero_copy_only=False)
+    starts = t["start"].to_numpy(zero_copy_only=False)
+    ends = t["end"].fill_null(0).to_numpy(zero_copy_only=False)
+    ranges = np.flatnonzero(is_range)
+    order = ranges[np.argsort(key[ranges], kind="stable")]
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for idx in np.split(order, bounds):
+        s, e = starts[idx], ends[idx]
+        ended = np.searchsorted(np.sort(e), s, side="right")
+        depth[idx] = np.arange(len(idx)) - ended
+    return pa.array(np.maximum(depth, 0))

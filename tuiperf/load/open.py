@@ -1,0 +1,159 @@
+"""Open any supported timeline report as a Trace, through the cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from tuiperf.errors import BadReportError, TuiperfError, UsageError
+from tuiperf.load import detect as det
+from tuiperf.load.cache import Cache, CacheKey, read_ipc
+from tuiperf.model.trace import Trace, TraceMeta
+
+Progress = Callable[[str], None]
+Built = tuple[dict[str, pa.Table], TraceMeta]
+
+_NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                 "NVTX_EVENTS", "TARGET_INFO_SESSION_START_TIME"}
+
+
+@dataclass
+class OpenOptions:
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    progress: Progress | None = None
+
+    def say(self, msg: str) -> None:
+        if self.progress is not None:
+            self.progress(msg)
+
+
+def build_nsys_export(path: Path, kind: str, opts: OpenOptions) -> Built:
+    from tuiperf.load.nsys_meta import read_meta
+    from tuiperf.load.nsys_source import DirSource, NsysSource, SqliteSource
+    from tuiperf.load.nsys_tables import NsysReader
+
+    src: NsysSource
+    if kind == det.NSYS_SQLITE:
+        src = SqliteSource(path)
+    else:
+        src = DirSource(path, ".parquet" if kind == det.NSYS_PARQUETDIR else ".arrow")
+    try:
+        tables = src.tables()
+        if not any(t.split("_V")[0] in _NSYS_MARKERS for t in tables):
+            raise BadReportError(f"{path}: not an Nsight Systems export (no nsys tables)")
+        reader = NsysReader(src, opts.progress)
+        meta = read_meta(reader, str(path), kind)
+        return reader.read_all(), meta
+    finally:
+        src.close()
+
+
+def _build_kineto(path: Path, kind: str, opts: OpenOptions) -> Built:
+    from tuiperf.load.kineto import load_kineto
+
+    return load_kineto(path, opts.progress)
+
+
+def _guarded(build: Callable[[Path, str, OpenOptions], Built]) -> Callable[..., Built]:
+    """Turn the errors a damaged input causes deep in a reader into one clear line."""
+
+    def run(path: Path, kind: str, opts: OpenOptions) -> Built:
+        try:
+            return build(path, kind, opts)
+        except TuiperfError:
+            raise
+        except (pa.ArrowException, ValueError, KeyError, IndexError, TypeError,
+                OverflowError, UnicodeDecodeError, EOFError) as e:
+            text = str(e).strip().splitlines()
+            why = text[0][:200] if text else type(e).__name__
+            raise BadReportError(f"{path}: damaged or unsupported report ({why})") from e
+        except OSError as e:
+            raise BadReportError(f"{path}: cannot read ({e.strerror or e})") from e
+
+    return run
+
+
+def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
+    """Any timeline report (nsys export or .nsys-rep, Kineto JSON) as a Trace."""
+    opts = opts or OpenOptions()
+    path = Path(path)
+    kind = det.detect(path)
+    if kind in (det.NCU_REP, det.NCU_CSV):
+        raise UsageError(f"{path}: an Nsight Compute report; use `tuiperf ncu {path}`")
+    if kind == det.TUIPERF_DIR:
+        return load_converted(path)
+    if kind == det.NSYS_REP:
+        return _open_rep(path, opts)
+    build = _guarded(_build_kineto if kind == det.KINETO else build_nsys_export)
+    return _through_cache(path, kind, opts, lambda: build(path, kind, opts))
+
+
+def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Callable[[], Built]) -> Trace:
+    if not opts.use_cache:
+        tables, meta = build()
+        return Trace(tables, meta)
+    cache = Cache(opts.cache_dir)
+    cache.ensure_writable()
+    key = CacheKey.for_source(path, kind)
+    hit = cache.load(key)
+    if hit is None:
+        tables, meta = build()
+        opts.say("write cache")
+        cache.store(key, tables, meta.to_json())
+        hit = cache.load(key)
+        if hit is None:
+            raise BadReportError(f"{path}: the cache entry could not be read back")
+        from_cache = False
+    else:
+        from_cache = True
+    tables, meta_json = hit
+    meta = TraceMeta.from_json(meta_json)
+    meta.cache_path = str(cache.entry(key))
+    meta.from_cache = from_cache
+    return Trace(tables, meta, cache=cache, cache_key=key)
+
+
+def _open_rep(path: Path, opts: OpenOptions) -> Trace:
+    from tuiperf.load import nsys_rep
+
+    sibling = nsys_rep.sibling_export(path)
+    if sibling is not None:
+        opts.say(f"using the export beside the report: {sibling.name}")
+        return open_trace(sibling, opts)
+
+    def build() -> Built:
+        root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"
+        export = nsys_rep.run_export(path, root, opts.say)
+        try:
+            kind = det.detect(export)
+            tables, meta = _guarded(build_nsys_export)(export, kind, opts)
+            meta.source, meta.format = str(path), det.NSYS_REP
+            return tables, meta
+        finally:
+            shutil.rmtree(export.parent, ignore_errors=True)
+
+    return _through_cache(path, det.NSYS_REP, opts, build)
+
+
+def _tmp_root() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def load_converted(path: Path) -> Trace:
+    """A folder written by `tuiperf convert` (or the bundled sample)."""
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+        tables = {n: read_ipc(path / f"{n}.arrow") for n in manifest["tables"]}
+    except (OSError, ValueError, KeyError, pa.ArrowException) as e:
+        raise BadReportError(f"{path}: damaged tuiperf folder ({e})") from e
+    meta = TraceMeta.from_json(manifest.get("meta", {}))
+    meta.cache_path = str(path)
+    return Trace(tables, meta)

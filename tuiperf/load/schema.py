@@ -1,0 +1,183 @@
+"""The normalized trace: canonical Arrow schemas shared by every loader.
+
+Times are int64 nanoseconds from the start of the report; durations are int64 ns.
+Names are dictionary-encoded strings. A source fills what it has and leaves the
+rest null. Bump SCHEMA_VERSION whenever a schema below changes: it is part of
+the cache key.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 3
+
+NAME = pa.dictionary(pa.int32(), pa.string())
+I32 = pa.int32()
+I64 = pa.int64()
+
+
+def _fields(*pairs: tuple[str, pa.DataType]) -> pa.Schema:
+    return pa.schema([pa.field(n, t) for n, t in pairs])
+
+
+_TIME = (("start", I64), ("end", I64), ("duration", I64))
+_GPU_PLACE = (
+    ("device", I32),
+    ("context", I64),
+    ("green_context", I64),
+    ("stream", I64),
+    ("correlation_id", I64),
+    ("pid", I64),
+    ("tid", I64),
+)
+
+KERNELS = _fields(
+    *_TIME,
+    *_GPU_PLACE,
+    ("name", NAME),
+    ("short_name", NAME),
+    ("mangled_name", NAME),
+    ("grid_x", I32),
+    ("grid_y", I32),
+    ("grid_z", I32),
+    ("block_x", I32),
+    ("block_y", I32),
+    ("block_z", I32),
+    ("registers", I32),
+    ("static_smem", I32),
+    ("dynamic_smem", I32),
+    ("graph_node_id", I64),
+)
+
+MEMCPY = _fields(
+    *_TIME,
+    *_GPU_PLACE,
+    ("bytes", I64),
+    ("copy_kind", NAME),
+    ("src_kind", NAME),
+    ("dst_kind", NAME),
+    ("src_device", I32),
+    ("dst_device", I32),
+    ("graph_node_id", I64),
+)
+
+MEMSET = _fields(
+    *_TIME,
+    *_GPU_PLACE,
+    ("bytes", I64),
+    ("value", I64),
+    ("mem_kind", NAME),
+    ("graph_node_id", I64),
+)
+
+API = _fields(
+    *_TIME,
+    ("pid", I64),
+    ("tid", I64),
+    ("correlation_id", I64),
+    ("name", NAME),
+    ("api_kind", NAME),
+    ("return_value", I64),
+)
+
+NVTX = _fields(
+    ("start", I64),
+    ("end", I64),
+    ("duration", I64),
+    ("pid", I64),
+    ("tid", I64),
+    ("domain", NAME),
+    ("text", NAME),
+    ("style", NAME),
+    ("depth", I32),
+)
+
+OSRT = _fields(*_TIME, ("pid", I64), ("tid", I64), ("name", NAME), ("return_value", I64))
+
+SYNC = _fields(*_TIME, *_GPU_PLACE, ("sync_type", NAME))
+
+OVERHEAD = _fields(*_TIME, ("pid", I64), ("tid", I64), ("name", NAME))
+
+GPU_MEMORY = _fields(
+    ("start", I64),
+    ("pid", I64),
+    ("device", I32),
+    ("stream", I64),
+    ("correlation_id", I64),
+    ("bytes", I64),
+    ("address", I64),
+    ("mem_kind", NAME),
+    ("operation", NAME),
+)
+
+DEVICES = _fields(
+    ("device", I32),
+    ("name", pa.string()),
+    ("chip", pa.string()),
+    ("sm_count", I32),
+    ("total_memory", I64),
+    ("memory_bandwidth", I64),
+    ("clock_rate", I64),
+    ("compute_major", I32),
+    ("compute_minor", I32),
+    ("bus", pa.string()),
+    ("l2_cache", I64),
+    ("max_warps_per_sm", I32),
+)
+
+PROCESSES = _fields(("pid", I64), ("name", pa.string()))
+THREADS = _fields(("pid", I64), ("tid", I64), ("name", pa.string()))
+STREAMS = _fields(
+    ("pid", I64),
+    ("device", I32),
+    ("context", I64),
+    ("stream", I64),
+    ("priority", I64),
+    ("stream_type", pa.string()),
+)
+
+#: canonical table name -> schema; the order is the order users see them in.
+TABLES: dict[str, pa.Schema] = {
+    "kernels": KERNELS,
+    "memcpy": MEMCPY,
+    "memset": MEMSET,
+    "api": API,
+    "nvtx": NVTX,
+    "osrt": OSRT,
+    "sync": SYNC,
+    "overhead": OVERHEAD,
+    "gpu_memory": GPU_MEMORY,
+    "devices": DEVICES,
+    "processes": PROCESSES,
+    "threads": THREADS,
+    "streams": STREAMS,
+}
+
+#: tables of timed events (the rest describe the machine)
+EVENT_TABLES = ("kernels", "memcpy", "memset", "api", "nvtx", "osrt", "sync", "overhead")
+
+
+def empty(name: str) -> pa.Table:
+    return TABLES[name].empty_table()
+
+
+def conform(name: str, columns: dict[str, pa.Array | pa.ChunkedArray], n: int) -> pa.Table:
+    """Build table `name` from `columns`, casting each to the canonical type.
+
+    Columns the source does not have become nulls; unknown keys are an error.
+    """
+    schema = TABLES[name]
+    extra = set(columns) - set(schema.names)
+    if extra:
+        raise KeyError(f"{name}: unknown columns {sorted(extra)}")
+    arrays = []
+    for field in schema:
+        col = columns.get(field.name)
+        if col is None:
+            arrays.append(pa.nulls(n, field.type))
+        elif col.type != field.type:
+            arrays.append(col.cast(field.type))
+        else:
+            arrays.append(col)
+    return pa.Table.from_arrays(arrays, schema=schema)

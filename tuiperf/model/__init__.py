@@ -1,0 +1,1 @@
+"""Normalized data and the pure logic over it (no UI imports)."""

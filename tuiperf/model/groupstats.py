@@ -1,0 +1,65 @@
+"""Per-group duration statistics, computed the way `nsys stats` does (vectorized)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class GroupStats:
+    """One row per group, in ascending key order; arrays of equal length."""
+
+    keys: np.ndarray
+    total: np.ndarray
+    count: np.ndarray
+    mean: np.ndarray
+    median: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    stdev: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def order_by_total(self) -> np.ndarray:
+        """Row order of the nsys reports: total descending, ties by key ascending."""
+        return np.lexsort((self.keys, -self.total))
+
+
+def group_stats(keys: np.ndarray, values: np.ndarray) -> GroupStats:
+    """Total, count, mean, median (mean of the middle two), min, max, sample stdev.
+
+    `values` are int64 (ns or bytes). The stdev is 0.0 for a group of one, as
+    `nsys stats` prints it.
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    if len(keys) == 0:
+        z = np.zeros(0)
+        zi = np.zeros(0, dtype=np.int64)
+        return GroupStats(zi, zi, zi, z, z, zi, zi, z)
+    order = np.lexsort((values, keys))
+    sk, sv = keys[order], values[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(sk)) + 1))
+    count = np.diff(np.append(starts, len(sk)))
+    total = np.add.reduceat(sv, starts)
+    mean = total / count
+    lo = sv[starts + (count - 1) // 2]
+    hi = sv[starts + count // 2]
+    median = (lo + hi) / 2
+    dev = sv - np.repeat(mean, count)
+    ss = np.add.reduceat(dev * dev, starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(count > 1, ss / np.maximum(count - 1, 1), 0.0)
+    return GroupStats(
+        keys=sk[starts],
+        total=total,
+        count=count,
+        mean=mean,
+        median=median,
+        minimum=sv[starts],
+        maximum=sv[starts + count - 1],
+        stdev=np.sqrt(var),
+    )

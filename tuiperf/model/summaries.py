@@ -1,0 +1,74 @@
+"""Summary reports by name, with their results kept in the cache beside the tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from tuiperf.model import stats
+from tuiperf.model.stats import Column, StatsTable
+from tuiperf.model.trace import Trace
+
+#: reports other modules add (e.g. the torch.profiler op summary)
+EXTRA_REPORTS: dict[str, tuple[Callable[[Trace], StatsTable], tuple[str, ...]]] = {}
+EXTRA_ALIASES: dict[str, str] = {}
+
+
+def resolve(name: str) -> str | None:
+    key = name.strip().lower()
+    if key in EXTRA_REPORTS:
+        return key
+    if key in EXTRA_ALIASES:
+        return EXTRA_ALIASES[key]
+    return stats.resolve_report(key)
+
+
+def source_tables(name: str) -> tuple[str, ...]:
+    if name in EXTRA_REPORTS:
+        return EXTRA_REPORTS[name][1]
+    return stats.SOURCE_TABLES[name]
+
+
+def report_is_empty(trace: Trace, name: str) -> bool:
+    """True when none of the tables the report reads has a row (nsys: a 0-byte CSV)."""
+    return not any(trace.has(t) for t in source_tables(name))
+
+
+def compute(trace: Trace, name: str) -> StatsTable:
+    if name in EXTRA_REPORTS:
+        return EXTRA_REPORTS[name][0](trace)
+    return stats.compute(trace, name)
+
+
+def compute_cached(trace: Trace, name: str) -> StatsTable:
+    """`compute`, reusing a result stored in the cache entry of this trace."""
+    cache, key = trace.cache, trace.cache_key
+    if cache is not None and key is not None:
+        hit = cache.load_derived(key, f"summary-{name}")
+        if hit is not None:
+            restored = _restore(hit, name)
+            if restored is not None:
+                return restored
+    table = compute(trace, name)
+    if cache is not None and key is not None:
+        cache.store_derived(key, f"summary-{name}", _with_columns(table))
+    return table
+
+
+def _with_columns(table: StatsTable) -> pa.Table:
+    cols = [[c.header, c.key, c.fmt] for c in table.columns]
+    meta = {b"tuiperf.columns": json.dumps(cols).encode(), b"tuiperf.report": table.report.encode()}
+    return table.data.replace_schema_metadata(meta)
+
+
+def _restore(data: pa.Table, name: str) -> StatsTable | None:
+    meta = data.schema.metadata or {}
+    try:
+        cols = [Column(*c) for c in json.loads(meta[b"tuiperf.columns"])]
+        if meta[b"tuiperf.report"].decode() != name:
+            return None
+    except (KeyError, ValueError, TypeError):
+        return None
+    return StatsTable(name, cols, data.replace_schema_metadata(None))

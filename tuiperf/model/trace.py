@@ -1,0 +1,78 @@
+"""The in-memory trace: canonical Arrow tables plus what we know about the capture."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from tuiperf.load import schema
+
+
+@dataclass
+class TraceMeta:
+    """Facts about a report that are not events."""
+
+    source: str
+    format: str
+    tool: str = ""
+    tool_version: str = ""
+    export_schema: str = ""
+    duration_ns: int | None = None
+    capture: list[str] = field(default_factory=list)
+    diagnostics: list[str] = field(default_factory=list)
+    source_tables: list[str] = field(default_factory=list)
+    cache_path: str | None = None
+    from_cache: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TraceMeta:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass
+class Trace:
+    """Canonical tables (see `tuiperf.load.schema`) and their metadata."""
+
+    tables: dict[str, pa.Table]
+    meta: TraceMeta
+    #: where derived results (summaries) can be kept: a load.cache.Cache and its key
+    cache: Any = None
+    cache_key: Any = None
+
+    def table(self, name: str) -> pa.Table:
+        """The canonical table `name`; an empty one when the report lacks it."""
+        t = self.tables.get(name)
+        return t if t is not None else schema.empty(name)
+
+    def has(self, name: str) -> bool:
+        t = self.tables.get(name)
+        return t is not None and t.num_rows > 0
+
+    def counts(self) -> dict[str, int]:
+        return {n: self.table(n).num_rows for n in schema.TABLES}
+
+    def time_range(self) -> tuple[int, int] | None:
+        """(first start, last end) over all timed events, in ns."""
+        import pyarrow.compute as pc
+
+        lo: int | None = None
+        hi: int | None = None
+        for name in schema.EVENT_TABLES:
+            t = self.table(name)
+            if t.num_rows == 0:
+                continue
+            mm = pc.min_max(t["start"]).as_py()
+            end = pc.max(t["end"]).as_py()
+            if mm["min"] is not None:
+                lo = mm["min"] if lo is None else min(lo, mm["min"])
+            if end is not None:
+                hi = end if hi is None else max(hi, end)
+        if lo is None or hi is None:
+            return None
+        return lo, hi

@@ -1,0 +1,91 @@
+"""Rich tables for the headless commands. Names from reports are data, never markup."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tuiperf.model import fmt
+from tuiperf.model.stats import StatsTable
+
+_NAME_LIMIT = 200
+
+
+def make_console(out: TextIO, width: int | None = None) -> Console:
+    return Console(file=out, width=width, highlight=False, markup=False, emoji=False,
+                   soft_wrap=False)
+
+
+def cell(value: object, kind: str, header: str) -> Text:
+    if value is None:
+        return Text("")
+    if kind == "str":
+        return Text(fmt.clean(str(value), _NAME_LIMIT))
+    if kind == "pct":
+        return Text(fmt.percent(float(value)))  # type: ignore[arg-type]
+    if "(ns)" in header:
+        return Text(fmt.duration(value))  # type: ignore[arg-type]
+    if "(MB" in header:
+        return Text(fmt.size(float(value) * 1e6))  # type: ignore[arg-type]
+    if kind == "int":
+        return Text(fmt.count(int(value)))  # type: ignore[call-overload]
+    return Text(f"{float(value):,.1f}")  # type: ignore[arg-type]
+
+
+def stats_table(table: StatsTable, top: int = 20, title: str | None = None) -> Table:
+    t = Table(title=Text(fmt.clean(title)) if title else None, title_justify="left",
+              header_style="bold", expand=False, pad_edge=False)
+    for c in table.columns:
+        label = c.header.replace(" (ns)", "").replace(" (MB)", "")
+        is_text = c.fmt == "str"
+        t.add_column(label, justify="left" if is_text else "right", overflow="ellipsis",
+                     no_wrap=True, ratio=1 if is_text else None)
+    n = table.num_rows if not top else min(top, table.num_rows)
+    head = table.data.slice(0, n).to_pylist()
+    for row in head:
+        t.add_row(*[cell(row[c.key], c.fmt, c.header) for c in table.columns])
+    return t
+
+
+def print_stats(out: TextIO, table: StatsTable, top: int = 20, width: int | None = None,
+                title: str | None = None) -> None:
+    console = make_console(out, width)
+    if table.num_rows == 0:
+        console.print(Text(f"{title or table.report}: no rows (the report has no such events)"))
+        return
+    console.print(stats_table(table, top, title))
+
+
+def print_info(console: Console, info: dict[str, object]) -> None:
+    def line(label: str, value: object) -> None:
+        console.print(Text.assemble((f"{label:<12}", "bold"), fmt.clean(str(value))))
+
+    line("source", info["source"])
+    line("format", f"{info['format']} · {info['tool']} {info['tool_version']}".strip())
+    for d in info["devices"] or []:  # type: ignore[attr-defined]
+        mem = fmt.size(d.get("total_memory"))
+        line("device", f"{d['device']}: {d.get('name') or '?'} · {d.get('sm_count') or '?'} SMs"
+             f" · {mem or '?'}")
+    for p in info["processes"]:  # type: ignore[attr-defined]
+        n = sum(1 for t in info["threads"] if t["pid"] == p["pid"])  # type: ignore[attr-defined]
+        line("process", f"{p['pid']} {p['name']} · {n} named threads")
+    rng = info.get("time_range_ns")
+    if rng:
+        lo, hi = rng  # type: ignore[misc]
+        line("time range", f"{fmt.timestamp(lo)} – {fmt.timestamp(hi)} ({fmt.duration(hi - lo)})")
+    if info.get("capture"):
+        line("traced", ", ".join(info["capture"]))  # type: ignore[arg-type]
+    rows = info["rows"]
+    line("rows", ", ".join(f"{k} {v:,}" for k, v in rows.items() if v))  # type: ignore[attr-defined]
+    seen: set[str] = set()
+    for d in info.get("diagnostics") or []:  # type: ignore[attr-defined]
+        short = fmt.clean(d, 100)
+        if short not in seen:
+            seen.add(short)
+            line("note", short)
+    cache = info.get("cache")
+    line("cache", f"{cache} ({'reused' if info.get('from_cache') else 'written now'})"
+         if cache else "not cached (--no-cache)")
