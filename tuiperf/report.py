@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -35,18 +36,42 @@ def cell(value: object, kind: str, header: str) -> Text:
     return Text(f"{float(value):,.1f}")  # type: ignore[arg-type]
 
 
-def stats_table(table: StatsTable, top: int = 20, title: str | None = None) -> Table:
-    t = Table(title=Text(fmt.clean(title)) if title else None, title_justify="left",
-              header_style="bold", expand=False, pad_edge=False)
-    for c in table.columns:
-        label = c.header.replace(" (ns)", "").replace(" (MB)", "")
-        is_text = c.fmt == "str"
-        t.add_column(label, justify="left" if is_text else "right", overflow="ellipsis",
-                     no_wrap=True, ratio=1 if is_text else None)
+#: columns dropped first when the terminal is narrow
+_OPTIONAL = ("stddev_ns", "min_ns", "max_ns", "med_ns", "stddev_mb", "min_mb", "max_mb", "med_mb")
+_NAME_MIN = 24
+
+
+def _label(header: str) -> str:
+    return header.replace(" (ns)", "").replace(" (MB)", "").replace("Time (%)", "Time")
+
+
+def stats_table(table: StatsTable, top: int = 20, title: str | None = None,
+                width: int = 120) -> Table:
+    """The report as a Rich table: numbers sized to fit, the name column takes the rest."""
     n = table.num_rows if not top else min(top, table.num_rows)
     head = table.data.slice(0, n).to_pylist()
+    columns = list(table.columns)
+    last = columns[-1].key
+    widths = {c.key: max([len(_label(c.header))] +
+                         [cell(r[c.key], c.fmt, c.header).cell_len for r in head])
+              for c in columns if c.key != last}
+    for key in _OPTIONAL:
+        if sum(widths.values()) + 2 * len(columns) + _NAME_MIN <= width:
+            break
+        if key in widths:
+            widths.pop(key)
+            columns = [c for c in columns if c.key != key]
+    t = Table(title=Text(fmt.clean(title)) if title else None, title_justify="left",
+              header_style="bold", expand=True, pad_edge=False, box=box.SIMPLE_HEAD)
+    for c in columns:
+        if c.key == last:
+            t.add_column(_label(c.header), overflow="ellipsis", no_wrap=True, ratio=1,
+                         min_width=8)
+        else:
+            just = "left" if c.fmt == "str" else "right"
+            t.add_column(_label(c.header), justify=just, no_wrap=True, width=widths[c.key])
     for row in head:
-        t.add_row(*[cell(row[c.key], c.fmt, c.header) for c in table.columns])
+        t.add_row(*[cell(row[c.key], c.fmt, c.header) for c in columns])
     return t
 
 
@@ -56,7 +81,7 @@ def print_stats(out: TextIO, table: StatsTable, top: int = 20, width: int | None
     if table.num_rows == 0:
         console.print(Text(f"{title or table.report}: no rows (the report has no such events)"))
         return
-    console.print(stats_table(table, top, title))
+    console.print(stats_table(table, top, title, width=console.width))
 
 
 def print_info(console: Console, info: dict[str, object]) -> None:

@@ -1,0 +1,1 @@
+"""The Textual viewer: the only package that imports Textual."""

@@ -1,0 +1,1 @@
+"""Widgets: render and dispatch; they never compute over events."""
