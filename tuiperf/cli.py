@@ -93,6 +93,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return int(ExitCode.OK)
+    except MemoryError:
+        print("tuiperf: error: out of memory", file=sys.stderr)
+        return int(ExitCode.FAILURE)
+    except Exception as e:  # never a traceback for users; --debug shows it
+        if debug:
+            raise
+        what = (str(e).strip().splitlines() or [""])[0][:300]
+        print(f"tuiperf: error: internal error ({type(e).__name__}: {what}); "
+              "rerun with --debug and report it", file=sys.stderr)
+        return int(ExitCode.FAILURE)
 
 
 def _silence_stdout() -> None:

@@ -131,6 +131,8 @@ class Cache:
                 tables[name] = t
             return tables, manifest.get("meta", {})
         except FileNotFoundError:
+            if d.exists():  # entries appear whole (rename), so this one was damaged
+                shutil.rmtree(d, ignore_errors=True)
             return None
         except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
             shutil.rmtree(d, ignore_errors=True)  # damaged: rebuild
@@ -154,9 +156,11 @@ class Cache:
             try:
                 os.rename(tmp, final)
             except OSError:
-                if not (final / MANIFEST).exists():
-                    raise
-                shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
+                if (final / MANIFEST).exists():
+                    shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
+                else:
+                    shutil.rmtree(final, ignore_errors=True)  # a damaged leftover
+                    os.rename(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

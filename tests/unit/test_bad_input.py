@@ -1,0 +1,154 @@
+"""Every bad input: one line on stderr, the right exit code, input untouched, no cache debris."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "tuiperf", *args], capture_output=True,
+                          text=True, cwd=REPO, env=full_env, timeout=120)
+
+
+def digest(path: Path) -> str:
+    if path.is_dir():
+        return "".join(digest(p) for p in sorted(path.iterdir()))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def assert_one_line_error(res: subprocess.CompletedProcess[str], code: int) -> None:
+    assert res.returncode == code, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("tuiperf: error: ")
+    assert "Traceback" not in res.stderr
+
+
+def cache_is_clean(cache: Path) -> bool:
+    """No entry without a manifest and no leftover temporary folder."""
+    if not cache.exists():
+        return True
+    for d in cache.iterdir():
+        if d.name.startswith(".tmp-"):
+            return False
+        if d.is_dir() and d.name != "exports" and not (d / "manifest.json").exists():
+            return False
+    return True
+
+
+def _truncated(src: Path, dst: Path, frac: float) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: int(len(data) * frac)])
+    return dst
+
+
+def _corrupt_pages(src: Path, dst: Path) -> Path:
+    data = bytearray(src.read_bytes())
+    for off in range(8192, len(data), 4096 * 3):
+        data[off : off + 512] = os.urandom(512)
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def _not_nsys(dst: Path) -> Path:
+    db = sqlite3.connect(dst)
+    db.execute("create table people (name text, age int)")
+    db.execute("insert into people values ('a', 1)")
+    db.commit()
+    db.close()
+    return dst
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+CASES = {
+    "empty file": lambda d, s: _write(d / "empty.sqlite", b""),
+    "random bytes .nsys-rep": lambda d, s: _write(d / "r.nsys-rep", os.urandom(4096)),
+    "random bytes .sqlite": lambda d, s: _write(d / "r.sqlite", os.urandom(4096)),
+    "truncated sqlite 30%": lambda d, s: _truncated(s, d / "t30.sqlite", 0.3),
+    "truncated sqlite 90%": lambda d, s: _truncated(s, d / "t90.sqlite", 0.9),
+    "corrupt pages": lambda d, s: _corrupt_pages(s, d / "c.sqlite"),
+    "sqlite that is not nsys": lambda d, s: _not_nsys(d / "other.sqlite"),
+    "directory without export": lambda d, s: _mkdir(d / "emptydir"),
+    "unknown text": lambda d, s: _write(d / "notes.txt", b"hello\n"),
+    "json that is not a trace": lambda d, s: _write(d / "x.json", b'{"a": 1}'),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_report(case: str, tmp_path: Path, nsys_dir: Path) -> None:
+    src = nsys_dir / "vit_range.sqlite"
+    bad = CASES[case](tmp_path, src)
+    before = digest(bad)
+    cache = tmp_path / "cache"
+    res = run_cli("summary", str(bad), "--csv", "--cache-dir", str(cache))
+    assert_one_line_error(res, 1)
+    assert res.stdout == ""
+    assert digest(bad) == before
+    assert cache_is_clean(cache)
+
+
+def test_missing_path_is_usage_error(tmp_path: Path) -> None:
+    assert_one_line_error(run_cli("info", str(tmp_path / "nope.sqlite")), 2)
+
+
+def test_unknown_report_name(nsys_dir: Path) -> None:
+    res = run_cli("summary", str(nsys_dir / "vit_range.sqlite"), "-r", "bogus")
+    assert_one_line_error(res, 2)
+
+
+def test_unwritable_cache_dir(tmp_path: Path, nsys_dir: Path) -> None:
+    if os.geteuid() == 0:
+        blocker = tmp_path / "file"  # root ignores permissions: use a file where a dir must be
+        blocker.write_text("x")
+        cache = blocker / "cache"
+    else:
+        cache = tmp_path / "ro"
+        cache.mkdir()
+        cache.chmod(0o500)
+    res = run_cli("summary", str(nsys_dir / "vit_range.sqlite"), "--cache-dir", str(cache))
+    assert_one_line_error(res, 1)
+    assert "--no-cache" in res.stderr
+
+
+def test_unreadable_file(tmp_path: Path, nsys_dir: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    p = tmp_path / "secret.sqlite"
+    p.write_bytes((nsys_dir / "vit_range.sqlite").read_bytes())
+    p.chmod(0)
+    assert_one_line_error(run_cli("info", str(p)), 1)
+
+
+def test_output_not_half_written(tmp_path: Path, nsys_dir: Path) -> None:
+    """-o into a missing folder fails cleanly and leaves nothing behind."""
+    out = tmp_path / "missing" / "out.csv"
+    res = run_cli("summary", str(nsys_dir / "vit_range.sqlite"), "--csv", "-o", str(out))
+    assert_one_line_error(res, 1)
+    assert not out.parent.exists()
+
+
+def test_no_traceback_without_debug_but_with_it(tmp_path: Path) -> None:
+    p = tmp_path / "x.nsys-rep"
+    p.write_bytes(b"garbage")
+    res = run_cli("--debug", "info", str(p))
+    assert res.returncode != 0
+    assert "Traceback" in res.stderr

@@ -1,0 +1,66 @@
+"""The headless core never imports Textual (harlequin's import-hygiene test)."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import tuiperf
+
+HEADLESS = sorted(
+    m.name
+    for m in pkgutil.walk_packages(tuiperf.__path__, "tuiperf.")
+    if not m.name.startswith("tuiperf.tui") and m.name not in ("tuiperf.torch", "tuiperf.__main__")
+)
+
+
+@pytest.mark.parametrize("module", HEADLESS)
+def test_module_does_not_import_textual(module: str) -> None:
+    code = f"import sys, {module}; print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_batch_commands_do_not_import_textual(nsys_dir) -> None:  # type: ignore[no-untyped-def]
+    path = str(nsys_dir / "vit_range.sqlite")
+    for args in (
+        ["--help"],
+        ["--version"],
+        ["summary", path, "--csv"],
+        ["info", path],
+        ["summary", "--help"],
+    ):
+        code = (
+            "import sys, runpy; sys.argv = ['tuiperf', *%r]\n"
+            "try:\n    runpy.run_module('tuiperf', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print('TEXTUAL' if 'textual' in sys.modules else 'HEADLESS', file=sys.stderr)"
+            % (args,)
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+        assert out.stderr.strip().endswith("HEADLESS"), (args, out.stderr[-500:])
+
+
+def test_python_m_equals_console_script(nsys_dir) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    script = shutil.which("tuiperf", path=str(__import__("pathlib").Path(sys.executable).parent))
+    assert script, "console script not installed"
+    path = str(nsys_dir / "vit_range.sqlite")
+    a = subprocess.run(
+        [sys.executable, "-m", "tuiperf", "summary", path, "--csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    b = subprocess.run(
+        [script, "summary", path, "--csv"], capture_output=True, text=True, timeout=120
+    )
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout and a.stdout.startswith("Time (%),")
