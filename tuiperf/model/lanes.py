@@ -1,0 +1,460 @@
+"""Timeline lanes built from a Trace, each indexed so a frame costs O(columns · log n).
+
+Lanes are grouped: per GPU device, one lane per stream and kind (kernels, memcpy by
+direction, memset); per process, per thread (named from the threads table), lanes for
+CUDA API calls, NVTX ranges (one per nesting depth) and OS runtime calls.
+
+Each lane's events are kept as sorted arrays (`Intervals`): starts, ends, the running
+maximum of ends (to find the first event that reaches into a window), the union of the
+intervals and its prefix sum of busy time. Busy time in any column is B(right edge) -
+B(left edge), where B(t) is the busy time before t: two `searchsorted` calls over the
+column edges, whatever the number of events. Built once; never walked per frame.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.model.trace import Trace
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class Boxes:
+    """The events of a window, as column spans (for drawing them one by one)."""
+
+    first: int  # position in the lane of the first event
+    c0: np.ndarray  # first column of each event (clipped to the window)
+    c1: np.ndarray  # one past its last column (>= c0 + 1)
+
+
+class Intervals:
+    """Sorted [start, end) intervals of one lane, with `rows` into the source table."""
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> None:
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.maximum(np.ascontiguousarray(ends, dtype=np.int64), starts)
+        if len(starts) > 1 and np.any(starts[1:] < starts[:-1]):
+            order = np.argsort(starts, kind="stable")
+            starts, ends, rows = starts[order], ends[order], rows[order]
+        self.starts = starts
+        self.ends = ends
+        self.rows = np.ascontiguousarray(rows)
+        disjoint = len(starts) < 2 or bool(np.all(ends[:-1] <= starts[1:]))
+        if disjoint:  # the common case (a stream, a thread's API calls): share the arrays
+            self.max_end = ends
+            self.u_start, self.u_end = starts, ends
+        else:
+            self.max_end = np.maximum.accumulate(ends)
+            self.u_start, self.u_end = _union(starts, self.max_end)
+        prefix = np.empty(len(self.u_start) + 1, dtype=np.int64)
+        prefix[0] = 0
+        np.cumsum(self.u_end - self.u_start, out=prefix[1:])
+        self.prefix = prefix
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @property
+    def busy_total(self) -> int:
+        return int(self.prefix[-1])
+
+    def busy_before(self, t: np.ndarray) -> np.ndarray:
+        """Busy ns in (-inf, t) for each t (int64 array)."""
+        j = np.searchsorted(self.u_start, t, side="right") - 1
+        jj = np.maximum(j, 0)
+        if len(self.u_start) == 0:
+            return np.zeros(len(t), dtype=np.int64)
+        part = np.clip(t - self.u_start[jj], 0, self.u_end[jj] - self.u_start[jj])
+        return np.where(j >= 0, self.prefix[jj] + part, 0)
+
+    def busy(self, edges: np.ndarray) -> np.ndarray:
+        """Fraction of each column [edges[i], edges[i+1]) covered by some event."""
+        b = self.busy_before(edges)
+        width = np.diff(edges).astype(np.float64)
+        return np.diff(b) / np.maximum(width, 1.0)
+
+    def starts_in(self, edges: np.ndarray) -> np.ndarray:
+        """How many events start in each column."""
+        return np.diff(np.searchsorted(self.starts, edges, side="left"))
+
+    def window(self, t0: int, t1: int) -> tuple[int, int]:
+        """Positions [i0, i1) of the events that may overlap [t0, t1)."""
+        i0 = int(np.searchsorted(self.max_end, t0, side="right"))
+        i1 = int(np.searchsorted(self.starts, t1, side="left"))
+        return i0, max(i0, i1)
+
+    def boxes(self, start: float, ns_per_col: float, columns: int) -> Boxes:
+        """Column spans of the events in the window; each event is at least one column."""
+        t0, t1 = int(np.floor(start)), int(np.ceil(start + ns_per_col * columns))
+        i0, i1 = self.window(t0, t1)
+        s = (self.starts[i0:i1] - start) / ns_per_col
+        e = (self.ends[i0:i1] - start) / ns_per_col
+        c0 = np.clip(np.floor(s), 0, columns - 1).astype(np.int64)
+        c1 = np.clip(np.ceil(e), 1, columns).astype(np.int64)
+        keep = (self.ends[i0:i1] > t0) | (self.starts[i0:i1] >= t0)
+        c1 = np.maximum(c1, c0 + 1)
+        if not keep.all():
+            c0, c1 = np.where(keep, c0, -1), np.where(keep, c1, -1)
+        return Boxes(i0, c0, c1)
+
+    def count_in(self, t0: int, t1: int) -> int:
+        i0, i1 = self.window(t0, t1)
+        return i1 - i0
+
+    def at(self, t: float, tolerance: float = 0.0) -> int | None:
+        """Position of the (innermost) event covering t, else the nearest within tolerance."""
+        n = len(self.starts)
+        if n == 0:
+            return None
+        i = int(np.searchsorted(self.starts, t, side="right")) - 1
+        k = i
+        while k >= 0 and self.max_end[k] > t:  # walk back over events that may cover t
+            if self.ends[k] > t:
+                return k
+            k -= 1
+            if i - k > 64:
+                break
+        best, dist = None, tolerance
+        for c in (i, i + 1):
+            if 0 <= c < n:
+                d = max(self.starts[c] - t, t - self.ends[c], 0)
+                if d <= dist:
+                    best, dist = c, d
+        return best
+
+    def next_after(self, t: float) -> int | None:
+        i = int(np.searchsorted(self.starts, t, side="right"))
+        return i if i < len(self.starts) else None
+
+    def prev_before(self, t: float) -> int | None:
+        i = int(np.searchsorted(self.starts, t, side="left")) - 1
+        return i if i >= 0 else None
+
+    def position_of(self, row: int, start: int) -> int | None:
+        """Where the event of table row `row` (starting at `start`) sits in this lane."""
+        i = int(np.searchsorted(self.starts, start, side="left"))
+        while i < len(self.starts) and self.starts[i] == start:
+            if self.rows[i] == row:
+                return i
+            i += 1
+        return None
+
+
+def _union(starts: np.ndarray, max_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge overlapping sorted intervals (max_end = running max of their ends)."""
+    new = np.empty(len(starts), dtype=bool)
+    new[0] = True
+    new[1:] = starts[1:] > max_end[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(starts) - 1)
+    return starts[first], max_end[last]
+
+
+# --- names ----------------------------------------------------------------------------
+
+_API_SUFFIX = re.compile(r"_v\d+$")
+
+
+class NameColumn:
+    """A table's name column as int32 codes + a list of strings, resolved on first use."""
+
+    def __init__(self, column: pa.ChunkedArray | None, fallback: str = "") -> None:
+        self._column = column
+        self._fallback = fallback
+        self._codes: np.ndarray | None = None
+        self._names: list[str] = []
+
+    def _resolve(self) -> None:
+        col = self._column
+        if col is None or len(col) == 0:
+            self._codes = np.zeros(0, dtype=np.int32)
+            return
+        if not pa.types.is_dictionary(col.type):
+            col = pc.dictionary_encode(col)
+        arr = pa.chunked_array(col.chunks, type=col.type).unify_dictionaries()
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        self._names = [("" if s is None else str(s)) for s in arr.dictionary.to_pylist()]
+        self._codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+
+    def warm(self) -> None:
+        if self._codes is None:
+            self._resolve()
+
+    def names(self, rows: np.ndarray) -> list[str]:
+        self.warm()
+        assert self._codes is not None
+        if len(self._codes) == 0:
+            return [self._fallback] * len(rows)
+        codes = self._codes[rows]
+        return [self._names[c] if c >= 0 else self._fallback for c in codes.tolist()]
+
+
+def display_name(kind: str, name: str) -> str:
+    """What a box shows: API names without their `_v7000` CUPTI suffix."""
+    if kind == "api":
+        return _API_SUFFIX.sub("", name)
+    return name
+
+
+# --- lanes ----------------------------------------------------------------------------
+
+#: the kinds of lanes, in the order a stream's or a thread's lanes are listed
+KINDS = ("kernel", "memcpy", "memset", "api", "nvtx", "osrt")
+_DIRECTIONS = {
+    "Host-to-Device": "HtoD",
+    "Device-to-Host": "DtoH",
+    "Device-to-Device": "DtoD",
+    "Host-to-Host": "HtoH",
+    "Peer-to-Peer": "PtoP",
+}
+
+
+@dataclass
+class Lane:
+    """One row of the timeline."""
+
+    key: tuple
+    group: str
+    label: str
+    kind: str
+    table: str
+    iv: Intervals
+    names: NameColumn
+    #: pid/tid for CPU lanes, device/stream for GPU lanes
+    place: dict[str, int | str | None] = field(default_factory=dict)
+
+    def names_at(self, first: int, count: int) -> list[str]:
+        rows = self.iv.rows[first : first + count]
+        return [display_name(self.kind, n) for n in self.names.names(rows)]
+
+
+@dataclass
+class Group:
+    key: str
+    label: str
+    lanes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class LaneSet:
+    groups: list[Group]
+    lanes: list[Lane]
+    lo: int
+    hi: int
+    by_key: dict[tuple, int] = field(default_factory=dict)
+
+    def locate(self, trace: Trace, table: str, row: int) -> tuple[int, int] | None:
+        """(lane index, position in lane) of row `row` of `table`, if it is drawn."""
+        t = trace.table(table)
+        if not 0 <= row < t.num_rows:
+            return None
+        rec = t.slice(row, 1).to_pylist()[0]
+        key = _key_of(table, rec)
+        lane = self.by_key.get(key) if key is not None else None
+        if lane is None:
+            return None
+        pos = self.lanes[lane].iv.position_of(row, int(rec["start"]))
+        return None if pos is None else (lane, pos)
+
+    def warm_names(self) -> None:
+        for lane in self.lanes:
+            lane.names.warm()
+
+
+def _key_of(table: str, r: dict) -> tuple | None:
+    if table == "kernels" or table == "memset":
+        return (table, r["pid"], r["device"], r["stream"])
+    if table == "memcpy":
+        return (table, r["pid"], r["device"], r["stream"], r["copy_kind"])
+    if table in ("api", "osrt"):
+        return (table, r["pid"], r["tid"])
+    if table == "nvtx":
+        return (table, r["pid"], r["tid"], r["depth"])
+    return None
+
+
+#: table -> (lane kind, key columns, name column)
+_SPECS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "kernels": ("kernel", ("pid", "device", "stream"), "short_name"),
+    "memcpy": ("memcpy", ("pid", "device", "stream", "copy_kind"), "copy_kind"),
+    "memset": ("memset", ("pid", "device", "stream"), "mem_kind"),
+    "api": ("api", ("pid", "tid"), "name"),
+    "nvtx": ("nvtx", ("pid", "tid", "depth"), "text"),
+    "osrt": ("osrt", ("pid", "tid"), "name"),
+}
+
+
+def _np(col: pa.ChunkedArray, fill: int = -1) -> np.ndarray:
+    if col.null_count:
+        col = col.fill_null(fill)
+    return col.to_numpy()
+
+
+def _key_codes(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]]:
+    """A small integer per distinct key (hash-based, O(n)) and the key of each code."""
+    combined: np.ndarray | None = None
+    uniques: list[list] = []
+    for name in cols:
+        col = t[name]
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(pa.string())
+        u = pc.unique(col)
+        codes = _np(pc.index_in(col, value_set=u)).astype(np.int64)
+        uniques.append(u.to_pylist())
+        combined = codes if combined is None else combined * len(u) + codes
+    assert combined is not None
+    u = pc.unique(pa.array(combined))
+    codes = pc.index_in(pa.array(combined), value_set=u).to_numpy().astype(np.int64)
+    keys = []
+    for c in u.to_numpy().tolist():
+        parts = []
+        for vals in reversed(uniques):
+            c, k = divmod(c, len(vals))
+            parts.append(vals[k])
+        keys.append(tuple(reversed(parts)))
+    return codes, keys
+
+
+def split_table(t: pa.Table, cols: tuple[str, ...]) -> dict[tuple, Intervals]:
+    """Events of `t` grouped by the key columns, each group as sorted Intervals."""
+    if t.num_rows == 0:
+        return {}
+    codes, keys = _key_codes(t, cols)
+    small = codes.astype(np.uint16) if len(keys) < 65536 else codes
+    order = np.argsort(small, kind="stable")  # radix sort; keeps start order
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(keys)))))
+    starts = _np(t["start"], 0)
+    ends = _np(t["end"], -1)
+    ends = np.where(ends < 0, starts, ends)
+    out = {}
+    for k, key in enumerate(keys):
+        rows = order[bounds[k] : bounds[k + 1]]
+        out[key] = Intervals(starts[rows], ends[rows], rows.astype(np.int64))
+    return out
+
+
+# --- building -------------------------------------------------------------------------
+
+
+def build_lanes(trace: Trace, progress: Progress | None = None) -> LaneSet:
+    """All lanes of a trace, GPU devices first, then processes and their threads."""
+    split: dict[str, dict[tuple, Intervals]] = {}
+    tables = [n for n in _SPECS if trace.has(n)]
+    for i, name in enumerate(tables):
+        if progress is not None:
+            progress(f"index {name}", i / max(len(tables), 1))
+        split[name] = split_table(trace.table(name), _SPECS[name][1])
+    names = {n: NameColumn(trace.table(n)[_SPECS[n][2]], n) for n in tables}
+    rng = trace.time_range() or (0, 1)
+    ls = LaneSet([], [], int(rng[0]), int(rng[1]))
+    _gpu_groups(trace, ls, split, names)
+    _cpu_groups(trace, ls, split, names)
+    return ls
+
+
+def _add(ls: LaneSet, group: Group, lane: Lane) -> None:
+    ls.by_key[lane.key] = len(ls.lanes)
+    group.lanes.append(len(ls.lanes))
+    ls.lanes.append(lane)
+
+
+def _sort_key(v: object) -> tuple:
+    return (v is None, v if isinstance(v, int) else 0, str(v))
+
+
+def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
+    streams: dict[object, set[tuple]] = {}
+    for table in ("kernels", "memcpy", "memset"):
+        for key in split.get(table, {}):
+            pid, device, stream = key[0], key[1], key[2]
+            streams.setdefault(device, set()).add((pid, stream))
+    dev_names = _device_names(trace)
+    for device in sorted(streams, key=_sort_key):
+        name = dev_names.get(device, "")
+        label = f"GPU {device}" + (f" · {name}" if name else "") if device is not None else "GPU"
+        group = Group(f"gpu:{device}", label)
+        pids = {p for p, _ in streams[device]}
+        for pid, stream in sorted(
+            streams[device], key=lambda k: (_sort_key(k[1]), _sort_key(k[0]))
+        ):
+            base = f"stream {stream}" + (f" ({pid})" if len(pids) > 1 else "")
+            place = {"pid": pid, "device": device, "stream": stream}
+            for table, kind in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
+                for key, iv in sorted(split.get(table, {}).items(), key=lambda kv: str(kv[0])):
+                    if key[:3] != (pid, device, stream):
+                        continue
+                    what = {"kernel": "kernels", "memset": "memset"}.get(kind)
+                    if kind == "memcpy":
+                        what = _DIRECTIONS.get(str(key[3]), str(key[3]))
+                    lane = Lane(
+                        key=(table, *key),
+                        group=group.key,
+                        label=f"{base} {what}",
+                        kind=kind,
+                        table=table,
+                        iv=iv,
+                        names=names[table],
+                        place=place,
+                    )
+                    _add(ls, group, lane)
+        if group.lanes:
+            ls.groups.append(group)
+
+
+def _device_names(trace: Trace) -> dict[object, str]:
+    t = trace.table("devices")
+    return {r["device"]: r["name"] or "" for r in t.select(["device", "name"]).to_pylist()}
+
+
+def _thread_names(trace: Trace) -> dict[tuple, str]:
+    t = trace.table("threads")
+    return {(r["pid"], r["tid"]): r["name"] or "" for r in t.to_pylist()}
+
+
+def _process_names(trace: Trace) -> dict[object, str]:
+    t = trace.table("processes")
+    return {r["pid"]: r["name"] or "" for r in t.to_pylist()}
+
+
+def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
+    threads: dict[object, set[object]] = {}
+    for table in ("api", "nvtx", "osrt"):
+        for key in split.get(table, {}):
+            threads.setdefault(key[0], set()).add(key[1])
+    tnames, pnames = _thread_names(trace), _process_names(trace)
+    for pid in sorted(threads, key=_sort_key):
+        pname = pnames.get(pid, "") or "process"
+        group = Group(f"proc:{pid}", f"{pname} ({pid})" if pid is not None else pname)
+        # the main thread (tid == pid) first, then by thread id
+        for tid in sorted(threads[pid], key=lambda t, p=pid: (t != p, *_sort_key(t))):
+            tname = tnames.get((pid, tid)) or f"thread {tid}"
+            place = {"pid": pid, "tid": tid}
+            for table, kind, what in (
+                ("api", "api", "CUDA API"),
+                ("nvtx", "nvtx", "NVTX"),
+                ("osrt", "osrt", "OS runtime"),
+            ):
+                found = [(k, iv) for k, iv in split.get(table, {}).items() if k[:2] == (pid, tid)]
+                for key, iv in sorted(found, key=lambda kv: _sort_key(kv[0][-1])):
+                    suffix = f" {key[2]}" if kind == "nvtx" and key[2] else ""
+                    lane = Lane(
+                        key=(table, *key),
+                        group=group.key,
+                        label=f"{tname} {what}{suffix}",
+                        kind=kind,
+                        table=table,
+                        iv=iv,
+                        names=names[table],
+                        place=place,
+                    )
+                    _add(ls, group, lane)
+        if group.lanes:
+            ls.groups.append(group)

@@ -1,0 +1,265 @@
+"""Pure viewport maths for the timeline: window, zoom, pan, ticks, time -> column binning.
+
+Times are float nanoseconds from the start of the report (floats so that a window can be
+narrower than one nanosecond per column during arithmetic; clamping keeps it >= 1 ns/col).
+Nothing here knows about terminals: the TUI asks for column edges, tick positions and labels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+ZOOM_FACTOR = 1.5
+#: the narrowest window is this many ns per column
+MIN_NS_PER_COL = 1.0
+#: a small page moves the window by this fraction of its width; a page by PAGE_FRACTION
+STEP_FRACTION = 0.1
+PAGE_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class Viewport:
+    """The visible window [start, end) of a trace spanning [lo, hi], drawn in `columns` cells."""
+
+    lo: float
+    hi: float
+    start: float
+    end: float
+    columns: int
+
+    @classmethod
+    def fit(cls, lo: float, hi: float, columns: int) -> Viewport:
+        """The whole trace; an empty or zero-length trace gets a minimal window."""
+        columns = max(int(columns), 1)
+        if hi < lo:
+            lo, hi = hi, lo
+        if hi - lo < columns * MIN_NS_PER_COL:
+            hi = lo + columns * MIN_NS_PER_COL
+        return cls(float(lo), float(hi), float(lo), float(hi), columns)
+
+    @property
+    def span(self) -> float:
+        return self.end - self.start
+
+    @property
+    def ns_per_col(self) -> float:
+        return self.span / self.columns
+
+    @property
+    def is_full(self) -> bool:
+        return self.start <= self.lo and self.end >= self.hi
+
+    def with_columns(self, columns: int) -> Viewport:
+        """The same start and ns/col on a new width (the whole trace stays whole)."""
+        columns = max(int(columns), 1)
+        if columns == self.columns:
+            return self
+        if self.is_full:
+            return Viewport(self.lo, self.hi, self.lo, self.hi, columns)
+        span = self.ns_per_col * columns
+        return _clamped(replace(self, columns=columns), self.start, self.start + span)
+
+    def window(self, start: float, end: float) -> Viewport:
+        """Show [start, end), clamped to the trace and to the finest scale."""
+        if end < start:
+            start, end = end, start
+        return _clamped(self, start, end)
+
+    def zoom(self, factor: float, anchor: float | None = None) -> Viewport:
+        """Divide the span by `factor` (>1 zooms in), keeping `anchor` on the same column."""
+        if anchor is None:
+            anchor = (self.start + self.end) / 2
+        anchor = min(max(anchor, self.start), self.end)
+        frac = (anchor - self.start) / self.span if self.span else 0.5
+        span = _limit_span(self, self.span / factor)
+        start = anchor - frac * span
+        return _clamped(self, start, start + span)
+
+    def zoom_in(self, anchor: float | None = None) -> Viewport:
+        return self.zoom(ZOOM_FACTOR, anchor)
+
+    def zoom_out(self, anchor: float | None = None) -> Viewport:
+        return self.zoom(1 / ZOOM_FACTOR, anchor)
+
+    def pan(self, fraction: float) -> Viewport:
+        """Move by `fraction` of the window width (negative = earlier)."""
+        return self.pan_ns(fraction * self.span)
+
+    def pan_columns(self, columns: float) -> Viewport:
+        return self.pan_ns(columns * self.ns_per_col)
+
+    def pan_ns(self, delta: float) -> Viewport:
+        return _clamped(self, self.start + delta, self.end + delta)
+
+    def centre_on(self, t: float) -> Viewport:
+        half = self.span / 2
+        return _clamped(self, t - half, t + half)
+
+    def ensure_visible(self, start: float, end: float) -> Viewport:
+        """Pan the least needed so that [start, end) (or its start) is in view."""
+        if start >= self.start and end <= self.end:
+            return self
+        if end - start > self.span or start < self.start:
+            return self.pan_ns(start - self.start - 0.1 * self.span)
+        return self.pan_ns(end - self.end + 0.1 * self.span)
+
+    def fit_range(self, start: float, end: float, margin: float = 0.05) -> Viewport:
+        """Zoom so that [start, end) fills the window, with a margin each side."""
+        pad = (end - start) * margin
+        return self.window(start - pad, end + pad)
+
+    # time <-> column
+
+    def col_of(self, t: float) -> int:
+        """The column holding time t (may be outside [0, columns))."""
+        return math.floor((t - self.start) / self.ns_per_col)
+
+    def time_of(self, col: float) -> float:
+        """The start of column `col` (fractional columns allowed)."""
+        return self.start + col * self.ns_per_col
+
+    def edges(self) -> np.ndarray:
+        """columns + 1 column boundaries, as float64 ns."""
+        return self.start + np.arange(self.columns + 1, dtype=np.float64) * self.ns_per_col
+
+
+def _limit_span(vp: Viewport, span: float) -> float:
+    return min(max(span, vp.columns * MIN_NS_PER_COL), vp.hi - vp.lo)
+
+
+def _clamped(vp: Viewport, start: float, end: float) -> Viewport:
+    span = _limit_span(vp, end - start)
+    mid = (start + end) / 2
+    start = mid - span / 2
+    start = min(max(start, vp.lo), vp.hi - span)
+    return replace(vp, start=start, end=start + span)
+
+
+def bin_columns(edges: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """The column of each time for the given column edges (-1 before, len(edges)-1 after)."""
+    return np.searchsorted(edges, times, side="right") - 1
+
+
+# --- zoom stack -----------------------------------------------------------------------
+
+
+@dataclass
+class ZoomStack:
+    """Windows to go back to (Backspace pops); bounded so it never grows without limit."""
+
+    limit: int = 64
+    items: list[tuple[float, float]] | None = None
+
+    def push(self, vp: Viewport) -> None:
+        if self.items is None:
+            self.items = []
+        self.items.append((vp.start, vp.end))
+        del self.items[: -self.limit]
+
+    def pop(self, vp: Viewport) -> Viewport | None:
+        if not self.items:
+            return None
+        start, end = self.items.pop()
+        return vp.window(start, end)
+
+    def __len__(self) -> int:
+        return len(self.items or ())
+
+
+# --- ticks and labels -----------------------------------------------------------------
+
+_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+
+
+def nice_step(raw: float) -> float:
+    """The smallest 1-2-5 step (… 1, 2, 5, 10, 20 …) >= raw; at least 1 ns."""
+    if raw <= 1:
+        return 1.0
+    exp = math.floor(math.log10(raw))
+    base = 10.0**exp
+    for m in (1, 2, 5, 10):
+        if m * base >= raw * (1 - 1e-12):
+            return float(m * base)
+    return 10 * base
+
+
+def time_unit(t: float) -> tuple[str, float]:
+    """The largest unit in which |t| >= 1 (ns for 0)."""
+    a = abs(t)
+    for name, scale in _UNITS:
+        if a >= scale:
+            return name, scale
+    return "ns", 1.0
+
+
+def _decimals(step: float, scale: float) -> int:
+    """Decimals needed to tell apart multiples of `step` written in `scale` units."""
+    q = step / scale
+    if q >= 1:
+        return 0
+    return max(0, math.ceil(-math.log10(q) - 1e-9))
+
+
+def _unit_text(unit: str, ascii_only: bool) -> str:
+    return "us" if ascii_only and unit == "µs" else unit
+
+
+@dataclass(frozen=True)
+class Tick:
+    col: int
+    time: float
+    label: str
+
+
+def ticks(vp: Viewport, ascii_only: bool = False, gap: int = 2) -> list[Tick]:
+    """Ruler ticks on a 1-2-5 step, spaced so that their labels do not touch."""
+    unit, scale = time_unit(vp.end)
+    width = 6
+    step = 1.0
+    for _ in range(3):  # the label width depends on the step and the step on the width
+        step = nice_step(vp.ns_per_col * (width + gap))
+        dec = _decimals(step, scale)
+        width = len(_fmt(vp.end, scale, dec, unit, ascii_only))
+    first = math.ceil(vp.start / step) * step
+    out = []
+    t = first
+    while t < vp.end:
+        col = vp.col_of(t + vp.ns_per_col * 1e-6)
+        if 0 <= col < vp.columns:
+            out.append(Tick(col, t, _fmt(t, scale, dec, unit, ascii_only)))
+        t += step
+    return out
+
+
+def _fmt(t: float, scale: float, dec: int, unit: str, ascii_only: bool) -> str:
+    return f"{t / scale:.{dec}f} {_unit_text(unit, ascii_only)}"
+
+
+def format_duration(ns: float, ascii_only: bool = False, digits: int = 2) -> str:
+    """A duration with `digits` significant figures: `2.1 µs`, `480 ns`, `12 ms`."""
+    unit, scale = time_unit(ns)
+    q = ns / scale
+    dec = max(0, digits - 1 - math.floor(math.log10(abs(q)))) if q else 0
+    return f"{q:.{dec}f} {_unit_text(unit, ascii_only)}"
+
+
+def scale_label(vp: Viewport, ascii_only: bool = False) -> str:
+    """`12.40–12.61 s · 2.1 µs/col`: the visible window and the time per column."""
+    unit, scale = time_unit(vp.end)
+    # enough decimals that the span shows with about two significant digits
+    dec = _decimals(vp.span / 10, scale) if vp.span else 0
+    dash, dot = ("-", "|") if ascii_only else ("–", "·")
+    a = f"{vp.start / scale:.{dec}f}"
+    b = f"{vp.end / scale:.{dec}f}"
+    per = format_duration(vp.ns_per_col, ascii_only)
+    return f"{a}{dash}{b} {_unit_text(unit, ascii_only)} {dot} {per}/col"
+
+
+def format_time(t: float, span: float | None = None, ascii_only: bool = False) -> str:
+    """A point in time in the unit of its magnitude, precise enough for `span`."""
+    unit, scale = time_unit(t)
+    dec = _decimals(span / 1000, scale) if span else 3
+    return f"{t / scale:.{min(dec, 9)}f} {_unit_text(unit, ascii_only)}"
