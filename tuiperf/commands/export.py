@@ -1,0 +1,258 @@
+"""`tuiperf export REPORT --table KIND`: the events table (or its per-name summary) as a file.
+
+The same query code as the TUI's events table, and the same writer as its `e` key:
+raw units in the columns (`start_ns`, `duration_ns`, `bytes`), a header row, UTF-8,
+`\\n`, no locale; written atomically; zero matching rows give a header-only file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+import pyarrow as pa
+
+from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.errors import TuiperfError, UsageError
+from tuiperf.model import columns as cols
+
+FORMATS = ("csv", "tsv", "json", "parquet")
+
+
+# -- the writer shared with the TUI ---------------------------------------------------------
+
+
+def write_table(out: TextIO, table: pa.Table, fmt: str = "csv") -> int:
+    """Write `table` to the text stream `out` (its bytes underneath); returns the row count."""
+    if fmt == "json":
+        _write_json(out, table)
+        return table.num_rows
+    out.flush()
+    sink = getattr(out, "buffer", None)
+    if sink is None:  # a stream without bytes underneath (tests, StringIO)
+        import io
+
+        buf = io.BytesIO()
+        _write_bytes(buf, table, fmt)
+        out.write(buf.getvalue().decode("utf-8"))
+    else:
+        _write_bytes(sink, table, fmt)
+        sink.flush()
+    return table.num_rows
+
+
+def write_file(
+    path: Path | None, table: pa.Table, fmt: str = "csv", overwrite: bool = False
+) -> int:
+    """`table` to `path` (None or `-`: stdout), atomically; an existing file needs overwrite."""
+    from tuiperf.export import open_output
+
+    try:
+        with open_output(path, overwrite=overwrite) as out:
+            return write_table(out, table, fmt)
+    except BrokenPipeError:
+        raise  # `| head`: the CLI ends quietly
+    except OSError as e:
+        raise TuiperfError(f"{path or 'stdout'}: cannot write ({e.strerror or e})") from e
+
+
+def _write_bytes(sink: BinaryIO, table: pa.Table, fmt: str) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, sink)
+        return
+    import pyarrow.csv as pacsv
+
+    delim = "\t" if fmt == "tsv" else ","
+    sink.write((delim.join(table.column_names) + "\n").encode("utf-8"))
+    if table.num_rows:
+        opts = pacsv.WriteOptions(include_header=False, delimiter=delim, quoting_style="needed")
+        pacsv.write_csv(table, sink, opts)
+
+
+def _write_json(out: TextIO, table: pa.Table) -> None:
+    """A JSON array of row objects, one row a line."""
+    out.write("[")
+    first = True
+    for batch in table.to_batches(max_chunksize=20000):
+        lines = [json.dumps(r, ensure_ascii=False) for r in batch.to_pylist()]
+        if lines:
+            out.write(("\n" if first else ",\n") + ",\n".join(lines))
+            first = False
+    out.write("\n]\n")
+
+
+def select_columns(table: pa.Table, wanted: list[str] | None) -> pa.Table:
+    if not wanted:
+        return table
+    unknown = [c for c in wanted if c not in table.column_names]
+    if unknown:
+        raise UsageError(
+            f"unknown column {unknown[0]!r}; choose from: {', '.join(table.column_names)}"
+        )
+    return table.select(wanted)
+
+
+# -- the command -----------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    """What to export, from the command line (the TUI builds its own Query)."""
+
+    kind: str
+    summary: bool
+    sort: str | None
+    descending: bool
+    columns: list[str] | None
+    limit: int | None
+
+
+def parse_sort(text: str | None) -> tuple[str | None, bool]:
+    """`duration_ns:desc` -> ('duration_ns', True); `name` or `name:asc` -> ascending."""
+    if not text:
+        return None, False
+    col, _, direction = text.partition(":")
+    direction = direction.strip().lower()
+    if direction not in ("", "asc", "desc"):
+        raise UsageError(f"--sort {text!r}: the direction is asc or desc")
+    return col.strip(), direction == "desc"
+
+
+def parse_columns(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    names = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    return names or None
+
+
+def build_query(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from tuiperf.model.query import Query
+
+    sort, desc = parse_sort(args.sort)
+    window = None
+    if args.start is not None or args.end is not None:
+        lo = args.start if args.start is not None else -(2**63)
+        hi = args.end if args.end is not None else 2**63 - 1
+        if hi <= lo:
+            raise UsageError("--end must be after --start")
+        window = (lo, hi)
+    if args.min_duration is not None and args.min_duration < 0:
+        raise UsageError("--min-duration must be >= 0")
+    q = Query(kind=args.table, text=args.filter or "", regex=args.regex,
+              min_duration=args.min_duration or None, window=window)  # fmt: skip
+    if sort and not args.summary:
+        q = q.with_(sort=sort, descending=desc)
+    return q
+
+
+def export_table(args: argparse.Namespace, trace) -> pa.Table:  # type: ignore[no-untyped-def]
+    """The rows (or the per-name summary) the arguments ask for, with raw values."""
+    from tuiperf.model.query import Events
+
+    query = build_query(args)
+    table = Events(trace).table(args.table)
+    view = table.run(query)
+    wanted = parse_columns(args.columns)
+    if args.summary:
+        summary = table.summary(view)
+        sort, desc = parse_sort(args.sort)
+        specs = cols.summary_columns(args.table)
+        if sort:
+            summary = summary.sorted(_summary_key(specs, sort), desc)
+        out = summary.to_arrow(specs)
+        if args.limit is not None:
+            out = out.slice(0, args.limit)
+    else:
+        out = view.to_arrow(cols.columns(args.table), limit=args.limit)
+    return select_columns(out, wanted)
+
+
+def _summary_key(specs: tuple[cols.SummaryColumn, ...], name: str) -> str:
+    for c in specs:
+        if name in (c.key, c.export):
+            return c.key
+    raise UsageError(
+        f"the summary has no column {name!r}; choose from: {', '.join(c.export for c in specs)}"
+    )
+
+
+def prepare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("report_path", metavar="REPORT", type=Path, help="the report to read")
+    p.add_argument(
+        "-t",
+        "--table",
+        "--view",
+        dest="table",
+        choices=cols.KINDS,
+        default="kernels",
+        help="which events (default: kernels)",
+    )
+    f = p.add_argument_group("filter (as in the TUI's events table)")
+    f.add_argument(
+        "--filter",
+        metavar="TEXT",
+        help="keep names containing TEXT (case-insensitive); a leading ! inverts",
+    )
+    f.add_argument("--regex", action="store_true", help="TEXT is a regular expression")
+    f.add_argument("--min-duration", type=int, metavar="NS", help="keep events lasting >= NS")
+    f.add_argument("--start", type=int, metavar="NS", help="keep events ending after NS")
+    f.add_argument("--end", type=int, metavar="NS", help="keep events starting before NS")
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--sort",
+        metavar="COL[:desc]",
+        help="sort by a column (start_ns, duration_ns, name, ...; default: start)",
+    )
+    o.add_argument(
+        "--summary",
+        action="store_true",
+        help="one row per name with total, instances, avg, median, min, max, stddev "
+        "(the numbers of `tuiperf summary`) over the filtered events",
+    )
+    o.add_argument(
+        "--columns", action="append", metavar="A,B,...", help="only these columns, in this order"
+    )
+    o.add_argument("--limit", type=int, metavar="N", help="at most N rows")
+    o.add_argument("-f", "--format", choices=FORMATS, default="csv", help="default csv")
+    o.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
+    o.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    add_cache_args(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuiperf.load.open import open_trace
+
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be >= 0")
+    if args.format == "parquet" and (args.output is None or str(args.output) == "-"):
+        raise UsageError("parquet is binary: pass -o FILE")
+    build_query(args)  # bad arguments fail before the report is read
+    trace = open_trace(args.report_path, open_options(args))
+    end_progress(args)
+    table = export_table(args, trace)
+    n = write_file(args.output, table, args.format, overwrite=args.force)
+    if args.output is not None and str(args.output) != "-" and not args.quiet:
+        print(f"wrote {n:,} rows to {args.output}", file=sys.stderr)
+    return 0
+
+
+COMMAND = Command(
+    name="export",
+    help="the events table as CSV/TSV/JSON/Parquet, filtered and sorted",
+    description="Write one events table (kernels, memcpy, memset, api, nvtx, osrt) with raw\n"
+    "units in the columns (start_ns, end_ns, duration_ns, bytes, ...), filtered and sorted\n"
+    "as in the TUI. Zero matching rows give a header-only file; an existing FILE is kept\n"
+    "unless --force.\n\n"
+    "examples:\n"
+    "  tuiperf export run.sqlite --table kernels --filter gemm --sort duration_ns:desc -o k.csv\n"
+    "  tuiperf export run.sqlite --table api --summary --sort instances:desc\n"
+    "  tuiperf export run.sqlite --table memcpy --min-duration 10000 --columns start_ns,bytes",
+    prepare=prepare,
+    run=run,
+)
