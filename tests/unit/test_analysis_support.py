@@ -1,0 +1,109 @@
+"""Shared helpers for the analysis tests: real fixtures, and the `nsys analyze` text parser."""
+
+from __future__ import annotations
+
+import functools
+import lzma
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from tuiperf.analysis.context import Ctx
+from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model.trace import Trace
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+NSYS = DATA / "nsys"
+REF = DATA / "analysis"
+FIXTURES = ("cnn_osrt", "vit_amp", "lstm", "vit_range")
+
+
+@functools.cache
+def _workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="tuiperf-analysis-"))
+
+
+@functools.cache
+def sqlite_path(name: str) -> Path:
+    """The fixture decompressed once per test session (the .xz in tests/data stays)."""
+    out = _workdir() / f"{name}.sqlite"
+    with lzma.open(NSYS / f"{name}.sqlite.xz") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+@functools.cache
+def trace_of(name: str) -> Trace:
+    return open_trace(sqlite_path(name), OpenOptions(use_cache=False))
+
+
+def ctx_of(name: str) -> Ctx:
+    return Ctx(trace_of(name))
+
+
+_HEAD = re.compile(r"^ \*\* .* \((\w+)\):$")
+
+
+def parse_analyze(text: str) -> dict[str, dict[str, object]]:
+    """`nsys analyze` text -> {rule: {"rows": [[cell, ...]], "truncated": bool}}.
+
+    Cells are cut at the column spans of the dashed line under the header, so empty
+    cells (Green Context ID) stay in place."""
+    out: dict[str, dict[str, object]] = {}
+    lines = text.splitlines()
+    rule = None
+    i = 0
+    while i < len(lines):
+        m = _HEAD.match(lines[i])
+        if m:
+            rule = m.group(1)
+            out[rule] = {"rows": [], "truncated": False, "header": []}
+        elif rule and re.match(r"^ -+( +-+)*$", lines[i]):
+            spans = [(s.start(), s.end()) for s in re.finditer(r"-+", lines[i])]
+            out[rule]["header"] = [lines[i - 1][a:b].strip() for a, b in spans]
+            j = i + 1
+            while j < len(lines) and lines[j].strip():
+                row = lines[j]
+                cells = [row[a:b].strip() for a, b in spans]
+                cells[-1] = row[spans[-1][0] :].strip()
+                out[rule]["rows"].append(cells)  # type: ignore[union-attr]
+                j += 1
+            i = j
+            continue
+        elif rule and lines[i].startswith("Only the top"):
+            out[rule]["truncated"] = True
+        i += 1
+    return out
+
+
+def reference(name: str) -> dict[str, dict[str, object]]:
+    return parse_analyze((REF / f"analyze_{name}.txt").read_text())
+
+
+def test_parser_reads_every_rule_of_a_reference() -> None:
+    ref = reference("cnn_osrt")
+    assert set(ref) >= {
+        "cuda_memcpy_async",
+        "cuda_memcpy_sync",
+        "cuda_memset_sync",
+        "cuda_api_sync",
+        "gpu_gaps",
+        "gpu_time_util",
+    }
+    rows = ref["cuda_memcpy_async"]["rows"]
+    assert len(rows) == 50 and ref["cuda_memcpy_async"]["truncated"]
+    assert rows[0] == [
+        "1,860,535",
+        "7,727,917,457",
+        "Pageable",
+        "Device",
+        "9.634",
+        "12,197",
+        "0",
+        "1",
+        "",
+        "7",
+        "cudaMemcpyAsync_v3020",
+    ]
+    assert ref["cuda_memcpy_sync"]["rows"] == []

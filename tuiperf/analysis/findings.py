@@ -1,0 +1,185 @@
+"""What a rule produces: a Finding with its scope, evidence rows, fix and estimated saving."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+#: where a finding's logic comes from
+SOURCE_TUIPERF = "tuiperf"
+SOURCE_NSYS = "nsys-analyze"
+SOURCE_NCU = "ncu"
+SOURCE_LABELS = {
+    SOURCE_TUIPERF: "tuiperf rule",
+    SOURCE_NSYS: "nsys analyze rule",
+    SOURCE_NCU: "ncu rule",
+}
+
+
+class Severity(IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()
+
+    def glyph(self, ascii_only: bool = False) -> str:
+        """A mark that carries the severity without colour."""
+        if ascii_only:
+            return {1: "i", 2: "!", 3: "x"}[self.value]
+        return {1: "ℹ", 2: "⚠", 3: "✖"}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r}; use info, warning or error") from None
+
+
+SCOPE_REPORT = "report"
+SCOPE_RANGE = "range"
+SCOPE_KERNEL = "kernel"
+SCOPE_EVENTS = "events"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a finding is about: the whole report, NVTX range(s), one kernel name, or events."""
+
+    kind: str
+    label: str = ""
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+    def text(self) -> str:
+        return f"{self.kind}: {self.label}" if self.label else self.kind
+
+
+@dataclass
+class Evidence:
+    """The rows behind a finding, all of them, as an Arrow table.
+
+    Always has `table` (the canonical table the row indexes, or "" for derived regions such
+    as gaps), `row` (index into `trace.table(table)`, null for regions), `start_ns` and
+    `duration_ns`; rule-specific columns follow. `headers` maps column -> display label.
+    """
+
+    rows: pa.Table
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.rows.num_rows
+
+    @classmethod
+    def empty(cls) -> Evidence:
+        return cls.build("", None, np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    @classmethod
+    def build(
+        cls,
+        table: str,
+        row: np.ndarray | None,
+        start_ns: np.ndarray,
+        duration_ns: np.ndarray,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Evidence:
+        n = len(start_ns)
+        cols: dict[str, Any] = {
+            "table": pa.array([table] * n, pa.string()),
+            "row": pa.array(row, pa.int64()) if row is not None else pa.nulls(n, pa.int64()),
+            "start_ns": pa.array(np.asarray(start_ns, np.int64)),
+            "duration_ns": pa.array(np.asarray(duration_ns, np.int64)),
+        }
+        for k, v in (extra or {}).items():
+            cols[k] = v if isinstance(v, pa.Array | pa.ChunkedArray) else pa.array(_plain(v))
+        base = {"start_ns": "Start (ns)", "duration_ns": "Duration (ns)"}
+        return cls(pa.table(cols), {**base, **(headers or {})})
+
+    def head(self, n: int) -> list[dict[str, Any]]:
+        return self.rows.slice(0, n).to_pylist()
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.ndarray) and v.dtype == object:
+        return v.tolist()
+    return v
+
+
+@dataclass
+class Fix:
+    text: str
+    snippet: str = ""
+
+
+@dataclass
+class Finding:
+    rule: str
+    title: str
+    severity: Severity
+    message: str
+    fix: Fix
+    scope: Scope
+    source: str
+    count: int
+    evidence: Evidence
+    est_saving_ns: int | None = None
+    kernel: str | None = None
+    #: the numbers that made the rule fire (name -> value), shown with the finding
+    metrics: dict[str, Any] = field(default_factory=dict)
+    #: filled by ranking: est_saving_ns as % of the profiled time
+    est_saving_pct: float | None = None
+
+    def to_json(self, max_rows: int | None = None) -> dict[str, Any]:
+        ev = self.evidence.rows
+        if max_rows is not None:
+            ev = ev.slice(0, max_rows)
+        return {
+            "rule": self.rule,
+            "severity": self.severity.word,
+            "title": self.title,
+            "message": self.message,
+            "fix": self.fix.text,
+            "snippet": self.fix.snippet,
+            "scope": self.scope.text(),
+            "scope_kind": self.scope.kind,
+            "kernel": self.kernel,
+            "count": self.count,
+            "evidence": ev.to_pylist(),
+            "est_saving_ns": self.est_saving_ns,
+            "est_saving_pct": self.est_saving_pct,
+            "source": self.source,
+            "metrics": self.metrics,
+        }
+
+
+@dataclass(frozen=True)
+class RuleCheck:
+    """That a rule ran, and how it ended: `found`, `clean`, or `skipped` with the reason."""
+
+    rule: str
+    source: str
+    status: str
+    note: str = ""
+
+
+@dataclass
+class AnalysisResult:
+    findings: list[Finding]
+    checks: list[RuleCheck]
+    profiled_ns: int
+    source: str = ""
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)
+
+
+class Skip(Exception):
+    """Raised by a rule that cannot run on this report (missing tables); the text says why."""

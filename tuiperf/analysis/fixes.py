@@ -1,0 +1,143 @@
+"""Titles, fix texts and PyTorch snippets, one entry per rule id."""
+
+from __future__ import annotations
+
+from tuiperf.analysis.findings import Fix
+
+TITLES: dict[str, str] = {
+    # nsys analyze parity
+    "cuda_memcpy_async": "Async memcpy with pageable host memory",
+    "cuda_memcpy_sync": "Synchronous memcpy",
+    "cuda_memset_sync": "Synchronous memset",
+    "cuda_api_sync": "CUDA synchronisation API calls",
+    "gpu_gaps": "GPU idle gaps",
+    "gpu_time_util": "Low GPU time utilisation",
+    # PyTorch training rules
+    "pageable_h2d_in_steps": "Pageable host-to-device copies in every training step",
+    "dataloader_starvation": "GPU idle while the CPU fetches the next batch",
+    "host_sync_per_step": "A host sync in every training step",
+    "launch_bound": "Launch-bound: kernels shorter than their launch",
+    "layout_conversion": "NCHW↔NHWC layout conversion kernels",
+    "fp32_no_tensor_cores": "FP32 GEMM/conv kernels without tensor cores",
+    "tiny_optimizer_kernels": "Many tiny optimizer kernels",
+    "alloc_churn": "cudaMalloc/cudaFree inside training steps",
+}
+
+_PIN = """\
+loader = torch.utils.data.DataLoader(ds, batch_size=bs, num_workers=8,
+                                     pin_memory=True, persistent_workers=True)
+for x, y in loader:
+    x = x.to(device, non_blocking=True)
+    y = y.to(device, non_blocking=True)"""
+
+_SYNC = """\
+running = torch.zeros((), device=device)
+for step, (x, y) in enumerate(loader):
+    loss = loss_fn(model(x), y)
+    loss.backward(); opt.step(); opt.zero_grad()
+    running += loss.detach()              # stays on the GPU: no sync
+    if step % 100 == 0:
+        print(running.item() / 100)       # one sync every 100 steps
+        running.zero_()"""
+
+FIXES: dict[str, Fix] = {
+    "cuda_memcpy_async": Fix(
+        "Copy from pinned (page-locked) host memory so cudaMemcpyAsync is truly asynchronous: "
+        "pin_memory=True in the DataLoader (or tensor.pin_memory()) and non_blocking=True.",
+        _PIN,
+    ),
+    "cuda_memcpy_sync": Fix(
+        "Use asynchronous copies from pinned memory (non_blocking=True) and sync only where "
+        "the result is needed.",
+        "y = x.pin_memory().to(device, non_blocking=True)",
+    ),
+    "cuda_memset_sync": Fix(
+        "Use cudaMemsetAsync on a stream (torch.zero_() / torch.zeros on the device are "
+        "already asynchronous) instead of cudaMemset on pinned or managed memory.",
+        "buf = torch.zeros(n, device=device)   # async memset on the current stream",
+    ),
+    "cuda_api_sync": Fix(
+        "Avoid blocking synchronisations: remove torch.cuda.synchronize() from the loop, "
+        "wait on CUDA events (stream.wait_event) instead of the whole stream or device.",
+        "torch.cuda.set_sync_debug_mode('warn')   # reports every implicit sync",
+    ),
+    "gpu_gaps": Fix(
+        "Find what the CPU does during the gaps (OS runtime calls, NVTX ranges). In training "
+        "loops the usual causes are data loading, host syncs and Python overhead.",
+        "torch.cuda.nvtx.range_push('data'); batch = next(it); torch.cuda.nvtx.range_pop()",
+    ),
+    "gpu_time_util": Fix(
+        "Keep the GPU fed: overlap data loading with compute, remove host syncs, batch more "
+        "work per launch (larger batches, CUDA graphs, torch.compile).",
+        "model = torch.compile(model)   # fewer, larger kernels; less Python per step",
+    ),
+    "pageable_h2d_in_steps": Fix(
+        "Pin the batches: DataLoader(pin_memory=True) and .to(device, non_blocking=True), so "
+        "the copy overlaps compute instead of blocking the CPU. Copies before the first step "
+        "(model.to(device)) are one-off and harmless.",
+        _PIN,
+    ),
+    "dataloader_starvation": Fix(
+        "Make data loading keep up: more DataLoader workers, pinned memory, prefetching, "
+        "persistent workers, and non-blocking copies; move heavy CPU transforms to the GPU.",
+        """\
+loader = torch.utils.data.DataLoader(
+    ds, batch_size=bs, shuffle=True,
+    num_workers=min(8, os.cpu_count()), pin_memory=True,
+    prefetch_factor=4, persistent_workers=True)""",
+    ),
+    "host_sync_per_step": Fix(
+        "Don't read GPU values on the CPU every step (loss.item(), .cpu(), print(loss), "
+        "bool(tensor) in an if): accumulate on the GPU and sync every N steps.",
+        _SYNC,
+    ),
+    "launch_bound": Fix(
+        "The GPU finishes each kernel faster than Python/CUDA can launch the next: capture "
+        "the step with CUDA graphs or torch.compile(mode='reduce-overhead'), fuse small ops, "
+        "or give each kernel more work (larger batch).",
+        """\
+model = torch.compile(model, mode="reduce-overhead")   # CUDA graphs under the hood
+# or by hand:
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    static_out = model(static_in)""",
+    ),
+    "layout_conversion": Fix(
+        "cuDNN runs convolutions in NHWC and converts NCHW tensors around each one. Keep the "
+        "model and its inputs in channels_last so the conversions disappear.",
+        """\
+model = model.to(device, memory_format=torch.channels_last)
+x = x.to(device, memory_format=torch.channels_last, non_blocking=True)""",
+    ),
+    "fp32_no_tensor_cores": Fix(
+        "These FP32 GEMM/conv kernels run on the CUDA cores. Use mixed precision (autocast to "
+        "bf16/fp16) or allow TF32 so they run on tensor cores.",
+        """\
+torch.backends.cuda.matmul.allow_tf32 = True      # or torch.set_float32_matmul_precision("high")
+torch.backends.cudnn.allow_tf32 = True
+with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+    loss = loss_fn(model(x), y)""",
+    ),
+    "tiny_optimizer_kernels": Fix(
+        "The optimizer updates each parameter with its own small kernels. Use the foreach or "
+        "fused implementation: a few kernels for all parameters.",
+        "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)   # or foreach=True",
+    ),
+    "alloc_churn": Fix(
+        "Steady-state steps should not call cudaMalloc/cudaFree: the caching allocator is "
+        "being bypassed or keeps resizing. Keep tensor shapes stable, avoid "
+        "torch.cuda.empty_cache() in the loop, and tune the allocator.",
+        """\
+# before the process starts:
+#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+torch.cuda.memory._record_memory_history()   # find who allocates""",
+    ),
+}
+
+
+def fix_for(rule: str) -> Fix:
+    return FIXES.get(rule, Fix(""))
+
+
+def title_for(rule: str) -> str:
+    return TITLES.get(rule, rule)

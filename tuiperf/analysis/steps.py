@@ -1,0 +1,171 @@
+"""Training-step structure: NVTX `step N` / Kineto `ProfilerStep#N` ranges, or a repeated
+kernel pattern when the report has no step ranges."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tuiperf.analysis import arrays as A
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.context import Ctx
+
+#: range names that mark one training iteration
+STEP_NAME = re.compile(
+    r"^\s*(?:ProfilerStep#|(?:train[ _-]?)?(?:step|iteration|iter)[\s_#:-]*)"
+    r"(\d+)\s*$",
+    re.IGNORECASE,
+)
+#: fewest repeats of a kernel pattern that we call a loop (3 = warm-up + 2 steady steps)
+MIN_PATTERN_STEPS = 3
+#: a pattern period must hold at least this many kernels (shorter ones are layers, not steps)
+MIN_PATTERN_KERNELS = 8
+#: share of consecutive repeats that must have exactly the modal period
+PATTERN_REGULARITY = 0.6
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Training steps as [start, end) windows on the CPU timeline (launch times)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    labels: list[str]
+    source: str  # "nvtx", "pattern" or "none"
+    pid: int | None = None
+    tid: int | None = None
+    #: per step: NVTX child ranges (text -> list of (start, end)), when known
+    phases: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return len(self.starts) > 0
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @property
+    def first_start(self) -> int:
+        return int(self.starts[0])
+
+    def index_of(self, t: np.ndarray) -> np.ndarray:
+        """The step each time falls in, or -1."""
+        t = np.asarray(t, np.int64)
+        if not self.found:
+            return np.full(len(t), -1, np.int64)
+        i = np.searchsorted(self.starts, t, "right") - 1
+        ok = (i >= 0) & (t < self.ends[np.maximum(i, 0)])
+        return np.where(ok, i, -1)
+
+    def steady(self) -> np.ndarray:
+        """Indices of the steps after the first (warm-up: autotuning, allocations)."""
+        return np.arange(1, len(self)) if len(self) > 1 else np.arange(len(self))
+
+    def label_span(self, idx: np.ndarray | None = None) -> str:
+        if not self.found:
+            return ""
+        idx = np.arange(len(self)) if idx is None else idx
+        if len(idx) == 0:
+            return ""
+        a, b = self.labels[int(idx[0])], self.labels[int(idx[-1])]
+        return a if a == b else f"{a} … {b}"
+
+
+NO_STEPS = Steps(np.zeros(0, np.int64), np.zeros(0, np.int64), [], "none")
+
+
+def find_steps(ctx: Ctx) -> Steps:
+    steps = _from_ranges(ctx)
+    if steps is None:
+        steps = _from_pattern(ctx)
+    return steps or NO_STEPS
+
+
+def _from_ranges(ctx: Ctx) -> Steps | None:
+    nv = ctx.table("nvtx")
+    if nv.num_rows == 0:
+        return None
+    text = A.strings(nv, "text")
+    is_step = np.array([bool(STEP_NAME.match(t)) for t in text], bool) if len(text) else None
+    if is_step is None or not is_step.any():
+        return None
+    start, end = A.ints(nv, "start"), A.ints(nv, "end", -1)
+    pid, tid = A.ints(nv, "pid", -1), A.ints(nv, "tid", -1)
+    ok = is_step & (end > start)
+    if not ok.any():
+        return None
+    # the thread with the most step ranges is the training loop
+    keys, counts = np.unique(np.stack([pid[ok], tid[ok]]), axis=1, return_counts=True)
+    p, t = (int(v) for v in keys[:, int(np.argmax(counts))])
+    sel = np.flatnonzero(ok & (pid == p) & (tid == t))
+    sel = sel[np.argsort(start[sel], kind="stable")]
+    # nested or repeated step ranges: keep the outermost ones
+    keep = [sel[0]]
+    for i in sel[1:]:
+        if start[i] >= end[keep[-1]]:
+            keep.append(i)
+    k = np.array(keep)
+    steps = Steps(start[k], end[k], [str(text[i]) for i in k], "nvtx", p, t)
+    return Steps(
+        steps.starts,
+        steps.ends,
+        steps.labels,
+        "nvtx",
+        p,
+        t,
+        _phases(nv, text, start, end, pid, tid, steps, is_step),
+    )
+
+
+def _phases(nv, text, start, end, pid, tid, steps: Steps, is_step) -> dict[str, list]:  # type: ignore[no-untyped-def]
+    """Direct children of the step ranges on the same thread (data/forward/backward/…)."""
+    same = (pid == steps.pid) & (tid == steps.tid) & ~is_step & (end > start)
+    inside = steps.index_of(start) >= 0
+    depth = A.ints(nv, "depth", 0)
+    sel = np.flatnonzero(same & inside)
+    if len(sel) == 0:
+        return {}
+    top = depth[sel].min()
+    out: dict[str, list[tuple[int, int]]] = {}
+    for i in sel[depth[sel] == top]:
+        out.setdefault(str(text[i]), []).append((int(start[i]), int(end[i])))
+    return out
+
+
+def _from_pattern(ctx: Ctx) -> Steps | None:
+    """A kernel name that recurs with one fixed period (in kernels) marks step boundaries.
+
+    Picks the largest period seen at least MIN_PATTERN_STEPS times with PATTERN_REGULARITY:
+    smaller periods are layers repeating inside a step."""
+    k = ctx.table("kernels")
+    if k.num_rows < MIN_PATTERN_KERNELS * MIN_PATTERN_STEPS:
+        return None
+    launch = ctx.launch_time("kernels")
+    order = np.argsort(launch, kind="stable")
+    names, _ = A.codes(k, "name")
+    seq = names[order]
+    best: tuple[int, int] | None = None  # (period, name code)
+    by_name = np.argsort(seq, kind="stable")
+    bounds = np.flatnonzero(np.diff(seq[by_name])) + 1
+    for grp in np.split(by_name, bounds):
+        if len(grp) < MIN_PATTERN_STEPS + 1:
+            continue
+        gaps = np.diff(grp)
+        vals, cnt = np.unique(gaps, return_counts=True)
+        period = int(vals[np.argmax(cnt)])
+        if period < MIN_PATTERN_KERNELS or cnt.max() < max(
+            MIN_PATTERN_STEPS - 1, PATTERN_REGULARITY * len(gaps)
+        ):
+            continue
+        if best is None or period > best[0]:
+            best = (period, int(seq[grp[0]]))
+    if best is None:
+        return None
+    pos = np.flatnonzero(seq == best[1])
+    t = launch[order][pos]
+    ends = np.append(t[1:], int(launch.max()) + 1)
+    return Steps(t, ends, [f"repeat {i + 1}" for i in range(len(t))], "pattern")
