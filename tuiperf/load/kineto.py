@@ -14,14 +14,14 @@ Mapping (FORMATS.md §7):
   domain = the Kineto category (`cpu_op` or `user_annotation`), depth by nesting
   on the thread (ops and annotations nest together).
 * `gpu_user_annotation` -> nvtx ranges in domain `gpu_user_annotation` placed on
-  the GPU stream: pid = device index, tid = stream id (no CPU thread has pid 0-15
-  in practice; filter on the domain to tell them apart).
+  the GPU stream: pid = null (no process owns them), tid = the stream id (CUPTI
+  stream ids are unique within a trace; the streams table gives the device).
 * `M` events -> processes (CPU processes only, not the "GPU n" rows Kineto always
   writes) and threads; `deviceProperties` -> devices.
 
 Times are int64 ns from the earliest `ts` in the file: round(ts * 1000) minus that
 origin; durations are round(dur * 1000). The origin's absolute time is
-`baseTimeNanoseconds` + origin, recorded in `meta.capture`.
+`baseTimeNanoseconds` + origin, noted in `meta.diagnostics`.
 """
 
 from __future__ import annotations
@@ -230,11 +230,13 @@ def _api(t: Columns, t0: int) -> pa.Table:
 def _nvtx(t: Columns, t0: int) -> pa.Table:
     c = t.cols
     n = len(t)
+    domain = _codes(t, "domain")
+    on_gpu = domain == RANGE_CATS.index("gpu_user_annotation")
     cols = {
         **_times(t, t0),
-        "pid": np.frombuffer(c["pid"], dtype=np.int64),
+        "pid": np.where(on_gpu, NULL, np.frombuffer(c["pid"], dtype=np.int64)),
         "tid": np.frombuffer(c["tid"], dtype=np.int64),
-        "domain": _dict(_codes(t, "domain"), list(RANGE_CATS)),
+        "domain": _dict(domain, list(RANGE_CATS)),
         "text": _dict(_codes(t), t.names.values),
         "style": _dict(np.zeros(n, dtype=np.int32), ["PushPop"]),
     }
@@ -388,16 +390,16 @@ def _streams(tables: dict[str, pa.Table]) -> pa.Table:
 
 def _meta(path: Path, c: Collected, header: dict[str, Any]) -> TraceMeta:
     t0 = round(c.t0 * 1000)
+    capture = sorted(str(k) for k in c.categories)
+    capture += [k for k in ("record_shapes", "profile_memory", "with_stack", "with_flops")
+                if header.get(k)]  # fmt: skip
     base = header.get("baseTimeNanoseconds")
-    capture = [f"time 0 = the earliest event, ts {t0} ns"]
+    origin = f"time 0 = the earliest event (ts {t0} ns"
     if type(base) is int:
-        capture.append(f"baseTimeNanoseconds {base}; time 0 = epoch ns {base + t0}")
-    for key in ("record_shapes", "profile_memory", "with_stack", "with_flops"):
-        if header.get(key):
-            capture.append(key)
-    capture.append("categories: " + ", ".join(f"{k} {n}" for k, n in sorted(
-        c.categories.items(), key=lambda kv: str(kv[0]))))  # fmt: skip
-    diagnostics = [f"skipped {_skips(c)}"] if c.skipped else []
+        origin += f"; epoch ns {base + t0} with baseTimeNanoseconds {base}"
+    diagnostics = [origin + ")"]
+    if c.skipped:
+        diagnostics.append(f"skipped {_skips(c)}")
     versions = [
         f"{k} {header[k]}"
         for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version")
@@ -412,5 +414,7 @@ def _meta(path: Path, c: Collected, header: dict[str, Any]) -> TraceMeta:
         duration_ns=max(round(c.t1 * 1000) - t0, 0) if c.t1 > c.t0 else 0,
         capture=capture,
         diagnostics=diagnostics,
-        source_tables=sorted(str(k) for k in c.categories),
+        source_tables=[
+            f"{k} {n}" for k, n in sorted(c.categories.items(), key=lambda kv: str(kv[0]))
+        ],
     )

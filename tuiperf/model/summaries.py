@@ -72,3 +72,14 @@ def _restore(data: pa.Table, name: str) -> StatsTable | None:
     except (KeyError, ValueError, TypeError):
         return None
     return StatsTable(name, cols, data.replace_schema_metadata(None))
+
+
+def _op_summary(trace: Trace) -> StatsTable:
+    from tuiperf.model.ops import op_summary  # imported on use: summaries stays cheap
+
+    return op_summary(trace)
+
+
+#: torch.profiler's CPU operator summary (TensorBoard's Operator view)
+EXTRA_REPORTS["op_sum"] = (_op_summary, ("nvtx",))
+EXTRA_ALIASES["ops"] = "op_sum"
