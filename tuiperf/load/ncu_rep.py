@@ -1,0 +1,324 @@
+"""Read an Nsight Compute `.ncu-rep` through NVIDIA's `ncu_report` module into Arrow.
+
+`ncu_report` comes from the PyPI package `ncu-report` (the optional extra
+`tuiperf[ncu]`) or from an installed Nsight Compute (`<install>/extras/python`).
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+
+from tuiperf.errors import BadReportError, MissingToolError
+from tuiperf.model.metrics import make_table, render_message
+
+Progress = Callable[[str], None]
+MAGIC = b"NVR\x00"
+
+#: where an installed Nsight Compute keeps its Python module
+_INSTALL_GLOBS = (
+    "/usr/local/cuda*/nsight-compute*/extras/python",
+    "/opt/nvidia/nsight-compute/*/extras/python",
+    "/usr/local/NVIDIA-Nsight-Compute*/extras/python",
+    "/opt/nvidia/nsight-compute*/extras/python",
+)
+_RULE_TYPES = {1: "ok", 2: "optimization", 3: "warning", 4: "error"}
+_SPEEDUP_TYPES = {1: "local", 2: "global"}
+_SEVERITY = {0: "default", 1: "low", 2: "high"}
+
+
+def _install_dirs() -> list[str]:
+    found = []
+    env = os.environ.get("NCU_PYTHON_PATH")
+    if env:
+        found.append(env)
+    for pattern in _INSTALL_GLOBS:
+        found.extend(sorted(glob.glob(pattern), reverse=True))  # newest version first
+    return [
+        d
+        for d in found
+        if os.path.isfile(os.path.join(d, "ncu_report.py"))
+        or os.path.isdir(os.path.join(d, "ncu_report"))
+    ]
+
+
+def import_ncu_report() -> ModuleType:
+    """The `ncu_report` module, from the venv or an Nsight Compute install."""
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        pass
+    for d in _install_dirs():
+        sys.path.append(d)
+        try:
+            return importlib.import_module("ncu_report")
+        except ImportError:
+            sys.path.remove(d)
+    raise MissingToolError(
+        "reading .ncu-rep files needs NVIDIA's ncu_report module; "
+        "run `pip install 'tuiperf[ncu]'` (or export the report with `ncu -i R --csv --page raw`)"
+    )
+
+
+def check_magic(path: Path) -> None:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC))
+    except OSError as e:
+        raise BadReportError(f"{path}: cannot read ({e.strerror or e})") from e
+    if head != MAGIC:
+        raise BadReportError(f"{path}: not an Nsight Compute report (no NVR header)")
+
+
+def open_context(path: Path) -> Any:
+    """ncu_report's IContext, or a one-line error for damaged and foreign files."""
+    check_magic(path)
+    ncu = import_ncu_report()
+    try:
+        ctx = ncu.load_report(str(path))
+    except Exception as e:  # the SWIG layer raises plain RuntimeError and others
+        raise BadReportError(f"{path}: cannot read the Nsight Compute report ({e})") from e
+    if ctx is None or ctx.num_ranges() == 0:
+        raise BadReportError(f"{path}: damaged or truncated Nsight Compute report (no ranges)")
+    return ctx
+
+
+def actions(ctx: Any) -> list[Any]:
+    out = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        out.extend(rng.action_by_idx(i) for i in range(rng.num_actions()))
+    return out
+
+
+def load_ncu_rep(
+    path: Path, progress: Progress | None = None
+) -> tuple[dict[str, pa.Table], dict[str, Any]]:
+    """The four KernelMetrics tables and the report's meta data."""
+    ctx = open_context(path)
+    acts = actions(ctx)
+    if not acts:
+        raise BadReportError(f"{path}: the Nsight Compute report holds no kernels")
+    cols: dict[str, dict[str, list[Any]]] = {
+        n: {} for n in ("kernels", "sections", "metrics", "rules")
+    }
+    for kid, a in enumerate(acts):
+        if progress is not None and kid % 10 == 0:
+            progress(f"read kernel {kid + 1}/{len(acts)}")
+        _append(cols["kernels"], _kernel_row(kid, a))
+        secs = _sections(a)
+        for pos, s in enumerate(secs):
+            _append(
+                cols["sections"],
+                {
+                    "kernel_id": kid,
+                    "section_id": s.identifier(),
+                    "section_name": s.name(),
+                    "order": s.order(),
+                    "parent_id": s.parent_identifier() or None,
+                    "position": pos,
+                },
+            )
+        for row in _metric_rows(kid, a, secs):
+            _append(cols["metrics"], row)
+        for row in _rule_rows(kid, a, secs):
+            _append(cols["rules"], row)
+    tables = {n: make_table(n, c) for n, c in cols.items()}
+    return tables, _meta(path, ctx, tables)
+
+
+def _append(cols: dict[str, list[Any]], row: dict[str, Any]) -> None:
+    n = len(next(iter(cols.values()))) if cols else 0
+    for k, v in row.items():
+        cols.setdefault(k, [None] * n).append(v)
+
+
+def _sections(a: Any) -> list[Any]:
+    """Sections in ncu's order: by `order()`, ties by display name (as ncu prints them)."""
+    return sorted(a.sections(), key=lambda s: (s.order(), s.name()))
+
+
+def _value(m: Any) -> tuple[float | None, str | None]:
+    try:
+        v = m.value()
+    except Exception:
+        return None, None
+    if v is None:
+        return None, None
+    if isinstance(v, str):
+        return None, v
+    try:
+        return float(v), None
+    except (TypeError, ValueError):
+        return None, str(v)
+
+
+def _num(a: Any, name: str) -> Any:
+    m = a.metric_by_name(name)
+    return None if m is None else _value(m)[0]
+
+
+def _int(a: Any, name: str) -> int | None:
+    v = _num(a, name)
+    return None if v is None else int(v)
+
+
+def _text(a: Any, name: str) -> str | None:
+    m = a.metric_by_name(name)
+    if m is None:
+        return None
+    v, t = _value(m)
+    return t if t is not None else (None if v is None else str(v))
+
+
+def _kernel_row(kid: int, a: Any) -> dict[str, Any]:
+    major, minor = (
+        _int(a, "device__attribute_compute_capability_major"),
+        _int(a, "device__attribute_compute_capability_minor"),
+    )
+    row: dict[str, Any] = {
+        "id": kid,
+        "name": a.name(),
+        "demangled": a.name(a.NameBase_DEMANGLED) or None,
+        "mangled": a.name(a.NameBase_MANGLED) or None,
+        "device": _int(a, "launch__device_id"),
+        "device_name": _text(a, "device__attribute_display_name"),
+        "cc": f"{major}.{minor}" if major is not None else None,
+        "context": _int(a, "launch__context_id"),
+        "stream": _int(a, "launch__stream_id"),
+        "registers": _int(a, "launch__registers_per_thread"),
+        "shared_static": _int(a, "launch__shared_mem_per_block_static"),
+        "shared_dynamic": _int(a, "launch__shared_mem_per_block_dynamic"),
+        "duration_ns": _num(a, "gpu__time_duration.sum"),
+    }
+    for p in ("grid", "block"):
+        for d in "xyz":
+            row[f"{p}_{d}"] = _int(a, f"launch__{p}_dim_{d}")
+    row["nvtx_push_pop"], row["nvtx_start_end"] = _nvtx(a)
+    return row
+
+
+def _nvtx(a: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    push: list[dict[str, str]] = []
+    start: list[dict[str, str]] = []
+    try:
+        state = a.nvtx_state()
+    except Exception:
+        return push, start
+    if state is None:
+        return push, start
+    for d in state.domains():
+        dom = state.domain_by_id(d)
+        name = dom.name()
+        push.extend({"domain": name, "name": r} for r in dom.push_pop_ranges())
+        start.extend({"domain": name, "name": r} for r in dom.start_end_ranges())
+    return push, start
+
+
+def _metric_row(
+    kid: int, m: Any, sid: str | None, sname: str | None, part: str | None
+) -> dict[str, Any]:
+    value, text = _value(m)
+    return {
+        "kernel_id": kid,
+        "section_id": sid,
+        "section_name": sname,
+        "part": part,
+        "metric": m.name(),
+        "label": m.label() or None,
+        "unit": m.unit() or "",
+        "value": value,
+        "text": text,
+    }
+
+
+def _metric_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
+    """Section metrics (header then body, each by metric name, as ncu prints them),
+    then every other metric of the kernel with no section."""
+    rows, seen = [], set()
+    for s in secs:
+        for part, ms in (("header", s.header_metrics()), ("body", s.body_metrics())):
+            for m in sorted((m for m in ms if m is not None), key=lambda m: m.name()):
+                rows.append(_metric_row(kid, m, s.identifier(), s.name(), part))
+                seen.add(m.name())
+    for name in sorted(a.metric_names()):
+        if name not in seen:
+            m = a.metric_by_name(name)
+            if m is not None:
+                rows.append(_metric_row(kid, m, None, None, None))
+    return rows
+
+
+def _rule_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
+    """Rule results grouped by section in ncu's order; empty type-0 results dropped."""
+    rank = {s.identifier(): i for i, s in enumerate(secs)}
+    results = []
+    for i, d in enumerate(a.rule_results_as_dicts()):
+        msg = d.get("rule_message") or {}
+        kind = _RULE_TYPES.get(msg.get("type", 0))
+        if kind is None and not msg.get("message"):
+            continue
+        sid = d.get("section_identifier") or ""
+        results.append((rank.get(sid, len(rank)), i, _rule_row(kid, d, msg, kind or "ok", sid)))
+    results.sort(key=lambda t: (t[0], t[1]))
+    return [r for _, _, r in results]
+
+
+def _rule_row(
+    kid: int, d: dict[str, Any], msg: dict[str, Any], kind: str, sid: str
+) -> dict[str, Any]:
+    sp = d.get("speedup_estimation") or {}
+    focus = [
+        {
+            "metric": f.get("name"),
+            "value": f.get("value"),
+            "severity": _SEVERITY.get(f.get("severity"), str(f.get("severity"))),
+            "info": f.get("info"),
+        }
+        for f in d.get("focus_metrics") or ()
+    ]
+    return {
+        "kernel_id": kid,
+        "section_id": sid,
+        "rule_id": d.get("rule_identifier"),
+        "rule_name": d.get("name"),
+        "type": kind,
+        "title": msg.get("title") or None,
+        "message": render_message(msg.get("message") or ""),
+        "speedup_type": _SPEEDUP_TYPES.get(sp.get("type")) if sp else None,
+        "speedup": sp.get("speedup") if sp else None,
+        "focus": focus,
+    }
+
+
+def _meta(path: Path, ctx: Any, tables: dict[str, pa.Table]) -> dict[str, Any]:
+    k = tables["kernels"]
+    devices = {}
+    for dev, name, cc in zip(
+        k.column("device").to_pylist(),
+        k.column("device_name").to_pylist(),
+        k.column("cc").to_pylist(),
+        strict=True,
+    ):
+        devices.setdefault(dev, {"device": dev, "name": name, "cc": cc})
+    try:
+        reader = ctx.get_version()
+    except Exception:
+        reader = ""
+    return {
+        "source": str(path),
+        "format": "ncu-rep",
+        "tool": "Nsight Compute",
+        "reader_version": reader,
+        "ranges": ctx.num_ranges(),
+        "kernels": k.num_rows,
+        "devices": list(devices.values()),
+    }
