@@ -74,7 +74,7 @@ def _collect(path: Path, progress: Progress | None) -> tuple[Collected, dict[str
     if not stream.saw_events:
         raise BadReportError(f"{path}: not a torch.profiler trace (no traceEvents)")
     if not any(len(t) for t in out.tables.values()):
-        why = f" ({_skips(out)})" if out.skipped else ""
+        why = f"; skipped {_skips(out)}" if out.skipped else ""
         raise BadReportError(f"{path}: the trace has no events tuiperf can show{why}")
     return out, stream.header
 
@@ -355,9 +355,17 @@ def _processes(c: Collected) -> tuple[pa.Table, pa.Table]:
     thr = schema.conform("threads", {
         "pid": pa.array([p for p, _ in threads], pa.int64()),
         "tid": pa.array([t for _, t in threads], pa.int64()),
-        "name": pa.array([thread_label(c.thread_names.get(k, "")) for k in threads], pa.string()),
+        "name": pa.array([_thread_name(c, k) for k in threads], pa.string()),
     }, len(threads))  # fmt: skip
     return procs, thr
+
+
+def _thread_name(c: Collected, key: tuple[int, int]) -> str:
+    """Kineto may name a thread twice (`python3`, then `pt_autograd_0`): keep the
+    name that says more than the process name."""
+    labels = [thread_label(n) for n in c.thread_names.get(key, [])]
+    special = [n for n in labels if n and n != c.process_names.get(key[0])]
+    return (special or labels or [""])[-1]
 
 
 _THREAD = re.compile(r"thread \d+ \((.*)\)$")

@@ -84,7 +84,7 @@ class Collected:
     t1: float = float("-inf")  # latest ts + dur (µs)
     process_names: dict[int, str] = field(default_factory=dict)
     process_labels: dict[int, str] = field(default_factory=dict)
-    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    thread_names: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
     categories: Counter[str] = field(default_factory=Counter)
     events: int = 0
@@ -206,7 +206,7 @@ class Collector:
         elif kind == "process_labels" and type(args.get("labels")) is str:
             self.out.process_labels[pid] = args["labels"]
         elif kind == "thread_name" and tid != NULL and type(args.get("name")) is str:
-            self.out.thread_names[(pid, tid)] = args["name"]
+            self.out.thread_names.setdefault((pid, tid), []).append(args["name"])
 
 
 def _kernel_args(c: dict[str, array], args: dict[str, Any]) -> None:
