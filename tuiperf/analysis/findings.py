@@ -86,16 +86,18 @@ class Evidence:
         cls,
         table: str,
         row: np.ndarray | None,
-        start_ns: np.ndarray,
+        start_ns: np.ndarray | None,
         duration_ns: np.ndarray,
         extra: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Evidence:
-        n = len(start_ns)
+        n = len(duration_ns)
         cols: dict[str, Any] = {
             "table": pa.array([table] * n, pa.string()),
             "row": pa.array(row, pa.int64()) if row is not None else pa.nulls(n, pa.int64()),
-            "start_ns": pa.array(np.asarray(start_ns, np.int64)),
+            "start_ns": pa.nulls(n, pa.int64())
+            if start_ns is None
+            else pa.array(np.asarray(start_ns, np.int64)),
             "duration_ns": pa.array(np.asarray(duration_ns, np.int64)),
         }
         for k, v in (extra or {}).items():

@@ -21,6 +21,14 @@ TITLES: dict[str, str] = {
     "fp32_no_tensor_cores": "FP32 GEMM/conv kernels without tensor cores",
     "tiny_optimizer_kernels": "Many tiny optimizer kernels",
     "alloc_churn": "cudaMalloc/cudaFree inside training steps",
+    # readings of Nsight Compute sections
+    "memory_bound": "Memory-bound kernel",
+    "compute_bound": "Compute-bound kernel",
+    "latency_bound": "Latency-bound kernel",
+    "occupancy_limited": "Occupancy limited by the launch",
+    "uncoalesced_access": "Uncoalesced global memory access",
+    "small_grid": "Grid too small to fill the GPU",
+    "tail_effect": "Tail effect: a partial last wave",
 }
 
 _PIN = """\
@@ -133,6 +141,58 @@ with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
 torch.cuda.memory._record_memory_history()   # find who allocates""",
     ),
 }
+
+
+FIXES.update(
+    {
+        "memory_bound": Fix(
+            "The kernel is limited by memory traffic, not math. In PyTorch: fuse the elementwise "
+            "ops around it (torch.compile), use lower precision (bf16/fp16 halves the bytes), and "
+            "avoid extra copies (.contiguous(), dtype casts). In CUDA: reuse data in shared "
+            "memory/registers, vectorise loads.",
+            "model = torch.compile(model)   # fuses pointwise chains into one kernel",
+        ),
+        "compute_bound": Fix(
+            "The kernel is limited by its math pipes. Use tensor cores (autocast bf16/fp16, TF32) "
+            "and shapes that are multiples of 8/16 so cuBLAS/cuDNN pick tensor-core kernels.",
+            """torch.backends.cuda.matmul.allow_tf32 = True
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    out = model(x)""",
+        ),
+        "latency_bound": Fix(
+            "Neither memory nor compute is near its peak: the warps mostly wait. Give the GPU more "
+            "parallel work (larger batch, fused kernels) or raise occupancy; in CUDA, more "
+            "independent instructions per thread (ILP) and fewer dependent loads.",
+            "model = torch.compile(model, mode='max-autotune')",
+        ),
+        "occupancy_limited": Fix(
+            "Too few warps fit on each SM because of the launch's registers, shared memory or "
+            "block size. In CUDA: __launch_bounds__ / -maxrregcount, smaller shared-memory tiles, "
+            "block sizes that are multiples of 32 and at least 128 threads. In PyTorch this is "
+            "the kernel library's choice: try another algorithm (cudnn.benchmark, "
+            "torch.compile max-autotune) or shapes.",
+            "torch.backends.cudnn.benchmark = True   # lets cuDNN pick a better-fitting kernel",
+        ),
+        "uncoalesced_access": Fix(
+            "Threads of a warp read scattered addresses, so most of each 32-byte sector is "
+            "wasted. In PyTorch this is usually a non-contiguous or transposed tensor: call "
+            ".contiguous() once, use channels_last for convolutions. In CUDA: make consecutive "
+            "threads read consecutive addresses.",
+            "x = x.contiguous(memory_format=torch.channels_last)",
+        ),
+        "small_grid": Fix(
+            "The grid has fewer blocks than the GPU has SMs, so part of the GPU idles. Batch "
+            "more work per launch (larger batch, torch.compile fusion, CUDA graphs for many "
+            "small launches).",
+            "model = torch.compile(model, mode='reduce-overhead')",
+        ),
+        "tail_effect": Fix(
+            "The last wave of blocks only partly fills the GPU. Change the grid size (batch "
+            "size or tile size) so the block count is a multiple of what one wave holds.",
+            "# e.g. pick a batch size that makes the block count a multiple of the SM count",
+        ),
+    }
+)
 
 
 def fix_for(rule: str) -> Fix:

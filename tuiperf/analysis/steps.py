@@ -20,6 +20,8 @@ STEP_NAME = re.compile(
     r"(\d+)\s*$",
     re.IGNORECASE,
 )
+#: Kineto rows that are not user ranges: operators, and the GPU-side copies of annotations
+NOT_RANGES = ("cpu_op", "gpu_user_annotation")
 #: fewest repeats of a kernel pattern that we call a loop (3 = warm-up + 2 steady steps)
 MIN_PATTERN_STEPS = 3
 #: a pattern period must hold at least this many kernels (shorter ones are layers, not steps)
@@ -90,12 +92,13 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
     if nv.num_rows == 0:
         return None
     text = A.strings(nv, "text")
-    is_step = np.array([bool(STEP_NAME.match(t)) for t in text], bool) if len(text) else None
-    if is_step is None or not is_step.any():
+    user = ~np.isin(A.strings(nv, "domain"), NOT_RANGES)
+    is_step = user & np.array([bool(STEP_NAME.match(t)) for t in text], bool)
+    if not is_step.any():
         return None
     start, end = A.ints(nv, "start"), A.ints(nv, "end", -1)
     pid, tid = A.ints(nv, "pid", -1), A.ints(nv, "tid", -1)
-    ok = is_step & (end > start)
+    ok = is_step & (end > start) & (pid >= 0)
     if not ok.any():
         return None
     # the thread with the most step ranges is the training loop
@@ -117,7 +120,7 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
         "nvtx",
         p,
         t,
-        _phases(nv, text, start, end, pid, tid, steps, is_step),
+        _phases(nv, text, start, end, pid, tid, steps, is_step | ~user),
     )
 
 

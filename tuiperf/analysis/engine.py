@@ -1,0 +1,87 @@
+"""Run every rule over a trace (and an Nsight Compute report) and rank what they find."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tuiperf.analysis import nsys_rules, torch_rules
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.findings import (
+    SOURCE_NCU,
+    SOURCE_NSYS,
+    SOURCE_TUIPERF,
+    AnalysisResult,
+    Finding,
+    RuleCheck,
+    Skip,
+)
+from tuiperf.analysis.rank import rank
+from tuiperf.model.trace import Trace
+
+
+@dataclass
+class AnalyzeOptions:
+    nsys: nsys_rules.NsysOptions = field(default_factory=nsys_rules.NsysOptions)
+    #: run only these rule ids (None: all)
+    only: frozenset[str] | None = None
+
+
+def all_rule_ids() -> list[str]:
+    from tuiperf.analysis import ncu_rules
+
+    return [*nsys_rules.RULES, *torch_rules.RULES, *ncu_rules.RULES]
+
+
+def analyze(
+    trace: Trace | None, ncu: Any = None, options: AnalyzeOptions | None = None
+) -> AnalysisResult:
+    """Findings for a timeline report, an ncu report (`KernelMetrics`), or both."""
+    opts = options or AnalyzeOptions()
+    findings: list[Finding] = []
+    checks: list[RuleCheck] = []
+    ctx = Ctx(trace) if trace is not None else None
+    if ctx is not None:
+        for rid, fn in nsys_rules.RULES.items():
+            _run(rid, SOURCE_NSYS, lambda f=fn: f(ctx, opts.nsys), opts, findings, checks)
+        for rid, tfn in torch_rules.RULES.items():
+            _run(rid, SOURCE_TUIPERF, lambda f=tfn: f(ctx), opts, findings, checks)
+    if ncu is not None:
+        from tuiperf.analysis import ncu_rules
+
+        for rid, nfn in ncu_rules.RULES.items():
+            _run(rid, SOURCE_NCU, lambda f=nfn: f(ncu, ctx), opts, findings, checks)
+    profiled = ctx.profiled_ns if ctx is not None else _ncu_time(ncu)
+    source = (
+        trace.meta.source if trace is not None else str(getattr(ncu, "meta", {}).get("source", ""))
+    )
+    return AnalysisResult(rank(findings, profiled), checks, profiled, source)
+
+
+def _run(
+    rid: str,
+    source: str,
+    call: Any,
+    opts: AnalyzeOptions,
+    findings: list[Finding],
+    checks: list[RuleCheck],
+) -> None:
+    if opts.only is not None and rid not in opts.only:
+        return
+    try:
+        found = call()
+    except Skip as e:
+        checks.append(RuleCheck(rid, source, "skipped", str(e)))
+        return
+    except Exception as e:  # one broken rule must not hide the others' findings
+        checks.append(RuleCheck(rid, source, "failed", f"{type(e).__name__}: {e}"))
+        return
+    findings.extend(found)
+    checks.append(RuleCheck(rid, source, "found" if found else "clean"))
+
+
+def _ncu_time(ncu: Any) -> int:
+    if ncu is None:
+        return 0
+    col = ncu.kernels.column("duration_ns").to_pylist()
+    return int(sum(v for v in col if v))

@@ -1,0 +1,200 @@
+"""Findings as text (Rich, for people), Markdown (for a PR) and JSON (for tools).
+
+Names come from reports anyone can write: they are cleaned of control characters and
+printed as plain text, never as Rich markup; Markdown escapes its own specials."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from tuiperf.analysis.findings import SOURCE_LABELS, AnalysisResult, Finding
+from tuiperf.model import fmt
+
+_HIDDEN = ("table", "row")
+_NAME_LIMIT = 120
+_SEV_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+
+
+def _cell(key: str, v: Any) -> str:
+    if v is None:
+        return ""
+    if key == "start_ns" and isinstance(v, int | float):
+        return fmt.timestamp(v)
+    if key.endswith("_ns") and isinstance(v, int | float):
+        return fmt.duration(v)
+    if key == "bytes" and isinstance(v, int | float):
+        return fmt.size(v)
+    if isinstance(v, float):
+        return f"{v:,.1f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return fmt.clean(str(v), _NAME_LIMIT)
+
+
+def _columns(f: Finding) -> list[str]:
+    cols = [c for c in f.evidence.rows.column_names if c not in _HIDDEN]
+    return [c for c in cols if f.evidence.rows[c].null_count < len(f.evidence)]
+
+
+def saving_text(f: Finding) -> str:
+    if f.est_saving_ns is None:
+        return "—"
+    pct = f" ({f.est_saving_pct:.2g}%)" if f.est_saving_pct is not None else ""
+    return f"~{fmt.duration(f.est_saving_ns)}{pct}"
+
+
+# -- text --------------------------------------------------------------------------------
+def print_text(
+    out: TextIO,
+    result: AnalysisResult,
+    rows: int = 5,
+    top: int = 0,
+    width: int | None = None,
+    ascii_only: bool = False,
+) -> None:
+    con = Console(
+        file=out, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
+    )
+    con.print(
+        Text(
+            f"tuiperf analyze · {fmt.clean(result.source)} · profiled "
+            f"{fmt.duration(result.profiled_ns)} · {len(result.findings)} findings",
+            style="bold",
+        )
+    )
+    shown = result.findings if not top else result.findings[:top]
+    for i, f in enumerate(shown, 1):
+        con.print()
+        _text_finding(con, i, f, rows, ascii_only)
+    if len(shown) < len(result.findings):
+        con.print(
+            Text(
+                f"\n{len(result.findings) - len(shown)} more findings; pass --top 0 for all",
+                style="dim",
+            )
+        )
+    con.print()
+    con.print(_checks_line(result))
+
+
+def _text_finding(con: Console, i: int, f: Finding, rows: int, ascii_only: bool) -> None:
+    sev = f.severity
+    head = Text.assemble(
+        (f"{i:>2}. ", "bold"),
+        (f"{sev.glyph(ascii_only)} {sev.word.upper()}", _SEV_STYLE[sev.word]),
+        "  ",
+        (fmt.clean(f.title), "bold"),
+        f"  [{f.rule}]",
+    )
+    con.print(head)
+    con.print(
+        Text(
+            f"    scope: {fmt.clean(f.scope.text(), _NAME_LIMIT)} · "
+            f"{f.count:,} events · est. saving {saving_text(f)} · "
+            f"{SOURCE_LABELS.get(f.source, f.source)}"
+        )
+    )
+    con.print(Text("    " + fmt.clean(f.message)))
+    if f.fix.text:
+        con.print(Text("    fix: " + f.fix.text, style="green"))
+    for line in f.fix.snippet.splitlines():
+        con.print(Text("      " + line, style="dim"))
+    if rows and len(f.evidence):
+        con.print(_evidence_table(f, rows))
+
+
+_TEXT_COLS = ("api", "name", "src_kind", "dst_kind", "mem_kind")
+
+
+def _header(f: Finding, c: str) -> str:
+    return f.evidence.headers.get(c, c).replace(" (ns)", "")
+
+
+def _evidence_table(f: Finding, rows: int) -> Padding:
+    cols = _columns(f)
+    t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", show_edge=False)
+    for c in cols:
+        wide = c in _TEXT_COLS
+        t.add_column(
+            _header(f, c),
+            justify="left" if wide else "right",
+            overflow="ellipsis",
+            no_wrap=True,
+            ratio=1 if c in ("api", "name") else None,
+            min_width=None if wide else max(len(_header(f, c)), 8),
+        )
+    for r in f.evidence.head(rows):
+        t.add_row(*[Text(_cell(c, r[c])) for c in cols])
+    more = len(f.evidence) - rows
+    body = Group(t, Text(f"… {more:,} more rows", style="dim")) if more > 0 else t
+    return Padding(body, (0, 0, 0, 6))
+
+
+def _checks_line(result: AnalysisResult) -> Text:
+    parts = []
+    for c in result.checks:
+        if c.status in ("skipped", "failed"):
+            parts.append(f"{c.rule}: {c.status} ({fmt.clean(c.note)})")
+    clean = [c.rule for c in result.checks if c.status == "clean"]
+    text = f"rules with nothing to report: {', '.join(clean) or 'none'}"
+    if parts:
+        text += "\n" + "\n".join(parts)
+    return Text(text, style="dim")
+
+
+# -- markdown ----------------------------------------------------------------------------
+def _md(text: str, limit: int | None = None) -> str:
+    s = fmt.clean(text, limit)
+    for ch in "\\`*_[]<>|#":
+        s = s.replace(ch, "\\" + ch)
+    return s
+
+
+def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int = 0) -> None:
+    w = out.write
+    w(f"## tuiperf analyze: {_md(result.source)}\n\n")
+    w(f"Profiled {fmt.duration(result.profiled_ns)}; {len(result.findings)} findings.\n\n")
+    if result.findings:
+        w("| # | severity | finding | est. saving | events | source |\n")
+        w("|---|---|---|---|---|---|\n")
+        for i, f in enumerate(result.findings, 1):
+            w(
+                f"| {i} | {f.severity.glyph()} {f.severity.word} | {_md(f.title)} (`{f.rule}`) | "
+                f"{saving_text(f)} | {f.count:,} | {SOURCE_LABELS.get(f.source, f.source)} |\n"
+            )
+        w("\n")
+    shown = result.findings if not top else result.findings[:top]
+    for i, f in enumerate(shown, 1):
+        _md_finding(w, i, f, rows)
+    clean = [c.rule for c in result.checks if c.status == "clean"]
+    if clean:
+        w(f"Nothing to report from: {', '.join(f'`{c}`' for c in clean)}.\n")
+
+
+def _md_finding(w: Any, i: int, f: Finding, rows: int) -> None:
+    w(f"### {i}. {f.severity.glyph()} {f.severity.word}: {_md(f.title)} (`{f.rule}`)\n\n")
+    w(f"*Scope:* {_md(f.scope.text(), _NAME_LIMIT)} · *est. saving:* {saving_text(f)}\n\n")
+    w(_md(f.message) + "\n\n")
+    if f.fix.text:
+        w(f"**Fix:** {_md(f.fix.text)}\n\n")
+    if f.fix.snippet:
+        w("```python\n" + f.fix.snippet.replace("```", "'''") + "\n```\n\n")
+    if rows and len(f.evidence):
+        cols = _columns(f)
+        w("| " + " | ".join(_md(_header(f, c)) for c in cols) + " |\n")
+        w("|" + "---|" * len(cols) + "\n")
+        for r in f.evidence.head(rows):
+            w("| " + " | ".join(_md(_cell(c, r[c])) for c in cols) + " |\n")
+        if len(f.evidence) > rows:
+            w(f"\n… and {len(f.evidence) - rows:,} more rows.\n")
+        w("\n")
+
+
+# -- json --------------------------------------------------------------------------------
+def json_findings(result: AnalysisResult, rows: int | None = None) -> list[dict[str, Any]]:
+    return [f.to_json(max_rows=rows) for f in result.findings]

@@ -1,0 +1,569 @@
+"""PyTorch training-loop rules: evidence in the trace -> the PyTorch change that fixes it.
+
+Every rule uses the step structure (NVTX `step N`, Kineto `ProfilerStep#N`, or a repeated
+kernel pattern) when there is one, and says so in its scope; the first step is warm-up
+(cuDNN autotuning, allocator growth) and is left out of per-step statistics.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from tuiperf.analysis import arrays as A
+from tuiperf.analysis import fixes
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.findings import (
+    SCOPE_KERNEL,
+    SCOPE_RANGE,
+    SCOPE_REPORT,
+    SOURCE_TUIPERF,
+    Evidence,
+    Finding,
+    Scope,
+    Severity,
+    Skip,
+)
+from tuiperf.analysis.steps import Steps
+from tuiperf.model import fmt
+
+# -- thresholds (each says where it comes from) ------------------------------------------
+#: "every step": a pattern must show in at least this share of the steady-state steps
+EVERY_STEP_SHARE = 0.8
+#: GPU idle while the CPU prepares the batch, as a share of step time, worth a finding;
+#: 10% is where NVIDIA's and PyTorch's tuning guides start calling input pipelines a bottleneck
+DATA_IDLE_SHARE = 0.10
+#: a kernel launch costs a few µs of CPU (PyTorch CUDA graphs docs, "launch overhead");
+#: used when the trace has no API durations to compare each kernel with
+LAUNCH_OVERHEAD_NS = 5_000
+#: launch-bound: at least half the kernels are shorter than their launch call …
+SHORT_KERNEL_SHARE = 0.5
+#: … while the GPU is busy less than half of the phase (the GPU waits on the CPU)
+LAUNCH_BOUND_BUSY = 0.5
+#: fewest kernels in a phase for launch statistics to mean anything
+MIN_PHASE_KERNELS = 50
+#: kernel-name rules fire when the kernels take at least this share of GPU kernel time
+MIN_KERNEL_SHARE = 0.01
+#: … and are a warning (not info) from this share on
+WARN_KERNEL_SHARE = 0.05
+#: TF32/bf16 tensor cores run GEMMs several times faster than FP32 CUDA cores (NVIDIA
+#: Ampere/Hopper whitepapers: 8x+ peak); we claim half the time back, conservatively
+TENSOR_CORE_SAVING = 0.5
+#: per-parameter optimizers launch several kernels per tensor; foreach/fused ones a handful
+#: per step (torch.optim docs): this many kernels in one optimizer step is per-parameter
+MANY_OPTIMIZER_KERNELS = 40
+#: "tiny": a kernel shorter than this does too little work to hide its launch (2 launches)
+TINY_KERNEL_NS = 10_000
+#: steady-state steps should not allocate: one cudaMalloc/cudaFree per step on average is
+#: churn (the caching allocator reuses blocks after the first iterations)
+ALLOC_PER_STEP = 1.0
+
+_SYNC_API = re.compile(
+    r"^(cudaStreamSynchronize|cudaDeviceSynchronize|cudaEventSynchronize|cuStreamSynchronize"
+    r"|cuCtxSynchronize|cuEventSynchronize)",
+    re.IGNORECASE,
+)
+_DATA_PHASE = re.compile(r"^(data|load|batch|fetch|input)|dataloader", re.IGNORECASE)
+_OPTIM = re.compile(r"optim", re.IGNORECASE)
+_LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw", re.IGNORECASE)
+_GEMM = re.compile(r"gemm|conv|fprop|dgrad|wgrad", re.IGNORECASE)
+_FP32_SIMT = re.compile(r"sgemm|ffma|f32f32_f32f32_f32|scudnn", re.IGNORECASE)
+_LOW_PRECISION = re.compile(
+    r"tf32|bf16|f16|fp16|half|hmma|gmma|s1688|s16816|i8|int8|e4m3|e5m2", re.IGNORECASE
+)
+_ALLOC = re.compile(
+    r"^(cudaMalloc|cudaFree|cuMemAlloc|cuMemFree|cudaMallocHost|cudaFreeHost"
+    r"|cudaHostAlloc|cuMemHostAlloc|cuMemFreeHost)(_v\d+)?$",
+    re.IGNORECASE,
+)
+
+Rule = Callable[[Ctx], list[Finding]]
+
+
+# -- shared helpers ----------------------------------------------------------------------
+def _finding(
+    rule: str,
+    sev: Severity,
+    message: str,
+    scope: Scope,
+    ev: Evidence,
+    saving: float | None,
+    metrics: dict[str, object],
+    count: int | None = None,
+    kernel: str | None = None,
+) -> Finding:
+    return Finding(
+        rule=rule,
+        title=fixes.title_for(rule),
+        severity=sev,
+        message=message,
+        fix=fixes.fix_for(rule),
+        scope=scope,
+        source=SOURCE_TUIPERF,
+        count=len(ev) if count is None else count,
+        evidence=ev,
+        est_saving_ns=None if saving is None else int(saving),
+        kernel=kernel,
+        metrics=metrics,
+    )
+
+
+def _steps_scope(steps: Steps, idx: np.ndarray) -> Scope:
+    if len(idx) == 0:
+        return Scope(SCOPE_REPORT)
+    what = "NVTX range" if steps.source == "nvtx" else "repeated pattern"
+    return Scope(
+        SCOPE_RANGE,
+        f"{steps.label_span(idx)} ({len(idx)} steps, {what})",
+        int(steps.starts[idx[0]]),
+        int(steps.ends[idx[-1]]),
+    )
+
+
+def _need_steps(ctx: Ctx) -> Steps:
+    if not ctx.steps.found:
+        raise Skip("no training steps found (no step ranges, no repeated kernel pattern)")
+    return ctx.steps
+
+
+def _steady_mask(steps: Steps, idx: np.ndarray) -> np.ndarray:
+    """Which step indices (-1 = outside) are steady-state steps."""
+    return np.isin(idx, steps.steady())
+
+
+def _rows_evidence(
+    ctx: Ctx,
+    table: str,
+    rows: np.ndarray,
+    extra_cols: tuple[str, ...] = (),
+    headers: dict[str, str] | None = None,
+) -> Evidence:
+    t = ctx.table(table)
+    extra: dict[str, object] = {}
+    for c in extra_cols:
+        extra[c] = (
+            A.strings(t, c)
+            if c in ("name", "copy_kind", "src_kind", "dst_kind")
+            else A.ints(t, c, -1)
+        )[rows]
+    return Evidence.build(
+        table, rows, A.ints(t, "start")[rows], A.ints(t, "duration")[rows], extra, headers
+    )
+
+
+# -- pageable copies ---------------------------------------------------------------------
+def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
+    """Pageable host-to-device copies inside training steps (not the one-off start-up ones)."""
+    t = ctx.table("memcpy")
+    if t.num_rows == 0:
+        raise Skip("no memcpy events in this report")
+    h2d = (A.strings(t, "copy_kind") == "Host-to-Device") & (A.strings(t, "src_kind") == "Pageable")
+    steps = _need_steps(ctx)
+    launch = ctx.launch_time("memcpy")
+    idx = steps.index_of(launch)
+    inside = np.flatnonzero(h2d & (idx >= 0))
+    if len(inside) == 0:
+        return []
+    before = int((h2d & (launch < steps.first_start)).sum())
+    with_copies = np.unique(idx[inside])
+    per_step = len(inside) / len(with_copies)
+    dur = A.ints(t, "duration")[inside]
+    step_bytes = int(A.ints(t, "bytes")[inside].sum() / len(with_copies))
+    msg = (
+        f"{len(inside):,} host-to-device copies from pageable memory inside {len(with_copies)} "
+        f"of {len(steps)} training steps ({per_step:.3g} per step, {fmt.size(step_bytes)} "
+        f"a step, {fmt.duration(int(dur.sum()))} in all): each blocks the CPU and cannot "
+        "overlap compute."
+    )
+    if before:
+        msg += (
+            f" {before:,} more pageable copies before the first step are start-up "
+            "(model.to()) and harmless."
+        )
+    ev = _rows_evidence(
+        ctx, "memcpy", inside, ("bytes", "src_kind"), {"bytes": "Bytes", "src_kind": "Src Kind"}
+    )
+    step_time = int((steps.ends[with_copies] - steps.starts[with_copies]).sum())
+    sev = Severity.WARNING if dur.sum() >= MIN_KERNEL_SHARE * step_time else Severity.INFO
+    return [
+        _finding(
+            "pageable_h2d_in_steps",
+            sev,
+            msg,
+            _steps_scope(steps, with_copies),
+            ev,
+            dur.sum(),
+            {
+                "copies_in_steps": len(inside),
+                "copies_per_step": round(per_step, 2),
+                "start_up_copies": before,
+                "bytes_per_step": step_bytes,
+            },
+        )
+    ]
+
+
+# -- host syncs --------------------------------------------------------------------------
+def host_sync_per_step(ctx: Ctx) -> list[Finding]:
+    """A blocking sync (loss.item(), .cpu(), print) in (nearly) every steady-state step."""
+    steps = _need_steps(ctx)
+    api = ctx.table("api")
+    rows = np.flatnonzero(A.name_mask(api, "name", _SYNC_API))
+    idx = steps.index_of(A.ints(api, "start")[rows])
+    steady = steps.steady()
+    keep = _steady_mask(steps, idx)
+    rows, idx = rows[keep], idx[keep]
+    hit_steps = np.unique(idx)
+    if len(steady) < 2 or len(hit_steps) < EVERY_STEP_SHARE * len(steady):
+        return []
+    blocked = int(A.ints(api, "duration")[rows].sum())
+    d2h = _d2h_per_step(ctx, steps)
+    msg = (
+        f"{len(hit_steps)} of {len(steady)} steady-state steps block the CPU on the GPU "
+        f"({len(rows) / len(hit_steps):.3g} sync call(s) a step, {fmt.duration(blocked)} "
+        "blocked in all), so the CPU cannot queue the next step's work ahead."
+    )
+    if d2h:
+        msg += f" With {d2h:.3g} device-to-host copy(ies) a step: a value read back (loss.item())."
+    ev = _rows_evidence(ctx, "api", rows, ("name",), {"name": "API Name"})
+    return [
+        _finding(
+            "host_sync_per_step",
+            Severity.WARNING,
+            msg,
+            _steps_scope(steps, steady),
+            ev,
+            blocked,
+            {
+                "steps_with_sync": len(hit_steps),
+                "steady_steps": len(steady),
+                "sync_calls": len(rows),
+                "blocked_ns": blocked,
+                "d2h_copies_per_step": d2h,
+            },
+        )
+    ]
+
+
+def _d2h_per_step(ctx: Ctx, steps: Steps) -> float:
+    t = ctx.table("memcpy")
+    if t.num_rows == 0:
+        return 0.0
+    d2h = A.strings(t, "copy_kind") == "Device-to-Host"
+    idx = steps.index_of(ctx.launch_time("memcpy"))
+    n = int((d2h & _steady_mask(steps, idx)).sum())
+    return round(n / max(len(steps.steady()), 1), 2)
+
+
+# -- data loading ------------------------------------------------------------------------
+def _data_windows(ctx: Ctx, steps: Steps) -> tuple[np.ndarray, np.ndarray, str]:
+    """Where the loop waits for its batch: NVTX data-loading ranges, else each step's
+    stretch before its first GPU launch."""
+    steady = steps.steady()
+    names = [n for n in steps.phases if _DATA_PHASE.search(n)]
+    if names:
+        spans = np.array([s for n in names for s in steps.phases[n]], np.int64)
+        spans = spans[_steady_mask(steps, steps.index_of(spans[:, 0]))]
+        return spans[:, 0], spans[:, 1], f"NVTX ranges {', '.join(names)}"
+    launches = np.concatenate([ctx.launch_time(t) for t in ("kernels", "memcpy", "memset")])
+    launches.sort()
+    a = steps.starts[steady]
+    pos = np.searchsorted(launches, a, "left")
+    first = np.where(pos < len(launches), launches[np.minimum(pos, len(launches) - 1)], a)
+    b = np.minimum(np.maximum(first, a), steps.ends[steady])
+    return a, b, "the start of each step, before its first GPU launch"
+
+
+def dataloader_starvation(ctx: Ctx) -> list[Finding]:
+    """The GPU sits idle while the CPU fetches and prepares the next batch."""
+    steps = _need_steps(ctx)
+    if len(ctx.gpu_ops) == 0:
+        raise Skip("no GPU operations in this report")
+    a, b, where = _data_windows(ctx, steps)
+    if len(a) == 0:
+        return []
+    idle = ctx.gpu_busy.idle(a, b)
+    steady = steps.steady()
+    step_time = int((steps.ends[steady] - steps.starts[steady]).sum())
+    share = idle.sum() / step_time if step_time else 0.0
+    if share < DATA_IDLE_SHARE:
+        return []
+    msg = (
+        f"The GPU is idle {fmt.duration(int(idle.sum()))} ({share:.0%} of steady-state step "
+        f"time) while the loop waits for its next batch (measured over {where})."
+    )
+    wait = _osrt_wait(ctx, steps, a, b)
+    if wait:
+        msg += f" Of its OS runtime calls there, the training thread spends most time in {wait}."
+    ev = Evidence.build("", None, a, b - a, {"gpu_idle_ns": idle}, {"gpu_idle_ns": "GPU idle (ns)"})
+    sev = Severity.ERROR if share >= 3 * DATA_IDLE_SHARE else Severity.WARNING
+    return [
+        _finding(
+            "dataloader_starvation",
+            sev,
+            msg,
+            _steps_scope(steps, steady),
+            ev,
+            idle.sum(),
+            {"gpu_idle_ns": int(idle.sum()), "idle_share": round(share, 3), "windows": where},
+        )
+    ]
+
+
+def _osrt_wait(ctx: Ctx, steps: Steps, a: np.ndarray, b: np.ndarray) -> str:
+    """The OS runtime call the training thread spends most time in inside the windows."""
+    os_t = ctx.table("osrt")
+    if os_t.num_rows == 0 or steps.tid is None:
+        return ""
+    sel = A.ints(os_t, "tid", -1) == steps.tid
+    s, d = A.ints(os_t, "start")[sel], A.ints(os_t, "duration")[sel]
+    names = A.strings(os_t, "name")[sel]
+    i = np.searchsorted(a, s, "right") - 1
+    inside = (i >= 0) & (s < b[np.maximum(i, 0)])
+    if not inside.any():
+        return ""
+    uniq, inv = np.unique(names[inside], return_inverse=True)
+    tot = np.bincount(inv, weights=d[inside])
+    return str(uniq[int(np.argmax(tot))])
+
+
+# -- launch-bound phases -----------------------------------------------------------------
+def _phase_windows(ctx: Ctx, steps: Steps) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Named phases of the steady steps (not data loading); the steps themselves (after
+    their data wait) when the phases cover less than half the step time; else the report."""
+    if not steps.found:
+        k = ctx.table("kernels")
+        return {"whole report": (A.ints(k, "start")[:1], A.ints(k, "end").max(keepdims=True))}
+    steady = steps.steady()
+    out, covered = {}, 0
+    for name, spans in steps.phases.items():
+        if _DATA_PHASE.search(name):
+            continue
+        arr = np.array(spans, np.int64)
+        arr = arr[_steady_mask(steps, steps.index_of(arr[:, 0]))]
+        if len(arr):
+            out[name] = (arr[:, 0], arr[:, 1])
+            covered += int((arr[:, 1] - arr[:, 0]).sum())
+    if covered < 0.5 * int((steps.ends[steady] - steps.starts[steady]).sum()):
+        _a, b, _ = _data_windows(ctx, steps)
+        if len(b) == len(steady):
+            out["steps"] = (b, steps.ends[steady])
+    return out
+
+
+def launch_bound(ctx: Ctx) -> list[Finding]:
+    """Phases where most kernels are shorter than their launch and the GPU mostly waits."""
+    k = ctx.table("kernels")
+    if k.num_rows == 0:
+        raise Skip("no kernels in this report")
+    launch, ld = ctx.launch_time("kernels"), ctx.launch_duration("kernels")
+    dur = A.ints(k, "duration")
+    short = np.where(ld > 0, dur < ld, dur < LAUNCH_OVERHEAD_NS)
+    hits, rows_all, idle_all = [], [], 0
+    for name, (a, b) in _phase_windows(ctx, ctx.steps).items():
+        order = np.argsort(a)
+        a, b = a[order], b[order]
+        i = np.searchsorted(a, launch, "right") - 1
+        inside = np.flatnonzero((i >= 0) & (launch < b[np.maximum(i, 0)]))
+        if len(inside) < MIN_PHASE_KERNELS:
+            continue
+        share = short[inside].mean()
+        wall = int((b - a).sum())
+        busy = ctx.gpu_busy.busy(a, b).sum() / wall if wall else 1.0
+        if share >= SHORT_KERNEL_SHARE and busy < LAUNCH_BOUND_BUSY:
+            idle = int(ctx.gpu_busy.idle(a, b).sum())
+            hits.append((name, len(inside), share, busy, idle))
+            rows_all.append(inside[short[inside]])
+            idle_all += idle
+    if not hits:
+        return []
+    rows = np.sort(np.concatenate(rows_all))
+    parts = [
+        f"{n} ({c:,} kernels, {s:.0%} shorter than their launch, GPU busy {u:.0%})"
+        for n, c, s, u, _ in hits
+    ]
+    msg = (
+        "The CPU cannot launch kernels as fast as the GPU runs them in: "
+        + "; ".join(parts)
+        + f". The GPU idles {fmt.duration(idle_all)} between launches."
+    )
+    ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
+    scope = Scope(SCOPE_RANGE, ", ".join(h[0] for h in hits))
+    return [
+        _finding(
+            "launch_bound",
+            Severity.WARNING,
+            msg,
+            scope,
+            ev,
+            idle_all,
+            {
+                h[0]: {
+                    "kernels": h[1],
+                    "short_share": round(float(h[2]), 3),
+                    "gpu_busy": round(float(h[3]), 3),
+                }
+                for h in hits
+            },
+        )
+    ]
+
+
+# -- kernel-name rules -------------------------------------------------------------------
+def _kernel_name_rule(
+    ctx: Ctx, rule: str, mask: np.ndarray, what: str, saving_share: float
+) -> list[Finding]:
+    k = ctx.table("kernels")
+    rows = np.flatnonzero(mask)
+    total = int(A.ints(k, "duration")[rows].sum())
+    share = total / ctx.kernel_time_ns if ctx.kernel_time_ns else 0.0
+    if len(rows) == 0 or share < MIN_KERNEL_SHARE:
+        return []
+    names = A.strings(k, "short_name")[rows]
+    uniq, cnt = np.unique(names, return_counts=True)
+    top = ", ".join(
+        f"{n} ×{c:,}" for n, c in sorted(zip(uniq, cnt, strict=True), key=lambda x: -x[1])[:3]
+    )
+    msg = (
+        f"{len(rows):,} {what} take {fmt.duration(total)}, {share:.1%} of GPU kernel time ({top})."
+    )
+    sev = Severity.WARNING if share >= WARN_KERNEL_SHARE else Severity.INFO
+    ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
+    return [
+        _finding(
+            rule,
+            sev,
+            msg,
+            Scope(SCOPE_KERNEL, ", ".join(uniq[:5])),
+            ev,
+            total * saving_share,
+            {"kernels": len(rows), "time_ns": total, "share_of_kernel_time": round(share, 4)},
+            kernel=str(uniq[0]) if len(uniq) == 1 else None,
+        )
+    ]
+
+
+def layout_conversion(ctx: Ctx) -> list[Finding]:
+    """NCHW<->NHWC transposes around cuDNN convolutions: channels_last removes them."""
+    k = ctx.table("kernels")
+    if k.num_rows == 0:
+        raise Skip("no kernels in this report")
+    mask = A.name_mask(k, "name", _LAYOUT)
+    return _kernel_name_rule(ctx, "layout_conversion", mask, "layout conversion kernels", 1.0)
+
+
+def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:
+    """GEMM/conv kernels that run FP32 on CUDA cores (no TF32/bf16/fp16 tensor cores)."""
+    k = ctx.table("kernels")
+    if k.num_rows == 0:
+        raise Skip("no kernels in this report")
+    mask = (
+        A.name_mask(k, "name", _GEMM)
+        & A.name_mask(k, "name", _FP32_SIMT)
+        & ~A.name_mask(k, "name", _LOW_PRECISION)
+    )
+    return _kernel_name_rule(
+        ctx,
+        "fp32_no_tensor_cores",
+        mask,
+        "FP32 GEMM/convolution kernels without tensor cores",
+        TENSOR_CORE_SAVING,
+    )
+
+
+# -- optimizer ---------------------------------------------------------------------------
+def _optimizer_windows(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
+    nv = ctx.table("nvtx")
+    if nv.num_rows == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    m = A.name_mask(nv, "text", _OPTIM)
+    s, e = A.ints(nv, "start")[m], A.ints(nv, "end", -1)[m]
+    ok = e > s
+    s, e = s[ok], e[ok]
+    if ctx.steps.found:
+        keep = _steady_mask(ctx.steps, ctx.steps.index_of(s))
+        s, e = s[keep], e[keep]
+    order = np.argsort(s)
+    return s[order], e[order]
+
+
+def tiny_optimizer_kernels(ctx: Ctx) -> list[Finding]:
+    """A per-parameter optimizer: many tiny kernels in each optimizer step."""
+    a, b = _optimizer_windows(ctx)
+    if len(a) == 0:
+        raise Skip("no optimizer ranges (NVTX or torch.profiler Optimizer.step)")
+    k = ctx.table("kernels")
+    launch = ctx.launch_time("kernels")
+    i = np.searchsorted(a, launch, "right") - 1
+    rows = np.flatnonzero((i >= 0) & (launch < b[np.maximum(i, 0)]))
+    per_step = len(rows) / len(a)
+    if len(rows) == 0:
+        return []
+    med = float(np.median(A.ints(k, "duration")[rows]))
+    if per_step < MANY_OPTIMIZER_KERNELS or med >= TINY_KERNEL_NS:
+        return []
+    idle = int(ctx.gpu_busy.idle(a, b).sum())
+    msg = (
+        f"Each optimizer step launches {per_step:.0f} kernels (median {fmt.duration(med)}): "
+        f"the parameters are updated one by one. The GPU idles {fmt.duration(idle)} inside "
+        "optimizer steps."
+    )
+    ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
+    scope = Scope(SCOPE_RANGE, f"optimizer ({len(a)} ranges)", int(a[0]), int(b[-1]))
+    return [
+        _finding(
+            "tiny_optimizer_kernels",
+            Severity.WARNING,
+            msg,
+            scope,
+            ev,
+            idle,
+            {"kernels_per_step": round(per_step, 1), "median_kernel_ns": med},
+        )
+    ]
+
+
+# -- allocator ---------------------------------------------------------------------------
+def alloc_churn(ctx: Ctx) -> list[Finding]:
+    """cudaMalloc/cudaFree calls in steady-state steps: the caching allocator is bypassed."""
+    steps = _need_steps(ctx)
+    api = ctx.table("api")
+    rows = np.flatnonzero(A.name_mask(api, "name", _ALLOC))
+    idx = steps.index_of(A.ints(api, "start")[rows])
+    rows = rows[_steady_mask(steps, idx)]
+    steady = steps.steady()
+    per_step = len(rows) / max(len(steady), 1)
+    if len(steady) < 2 or per_step < ALLOC_PER_STEP:
+        return []
+    spent = int(A.ints(api, "duration")[rows].sum())
+    msg = (
+        f"{len(rows):,} cudaMalloc/cudaFree-type calls in {len(steady)} steady-state steps "
+        f"({per_step:.3g} a step, {fmt.duration(spent)}); cudaFree also synchronises the "
+        "device."
+    )
+    ev = _rows_evidence(ctx, "api", rows, ("name",), {"name": "API Name"})
+    return [
+        _finding(
+            "alloc_churn",
+            Severity.WARNING,
+            msg,
+            _steps_scope(steps, steady),
+            ev,
+            spent,
+            {"calls": len(rows), "calls_per_step": round(per_step, 2)},
+        )
+    ]
+
+
+RULES: dict[str, Rule] = {
+    "pageable_h2d_in_steps": pageable_h2d_in_steps,
+    "dataloader_starvation": dataloader_starvation,
+    "host_sync_per_step": host_sync_per_step,
+    "launch_bound": launch_bound,
+    "layout_conversion": layout_conversion,
+    "fp32_no_tensor_cores": fp32_no_tensor_cores,
+    "tiny_optimizer_kernels": tiny_optimizer_kernels,
+    "alloc_churn": alloc_churn,
+}

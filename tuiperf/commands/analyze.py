@@ -1,0 +1,147 @@
+"""`tuiperf analyze REPORT [NCU_REPORT]`: findings with evidence and the PyTorch fix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.errors import UsageError
+
+FORMATS = ("text", "json", "markdown")
+
+
+def prepare(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "report_path",
+        metavar="REPORT",
+        type=Path,
+        help="an Nsight Systems export / .nsys-rep, a torch.profiler trace, or an "
+        "Nsight Compute report",
+    )
+    p.add_argument(
+        "ncu_path",
+        metavar="NCU_REPORT",
+        type=Path,
+        nargs="?",
+        help="an Nsight Compute report of the same program: its kernels' estimated "
+        "speedups are weighted by their share of GPU time in REPORT",
+    )
+    p.add_argument("-f", "--format", choices=FORMATS, default="text")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
+    p.add_argument(
+        "--fail-on",
+        choices=("info", "warning", "error"),
+        metavar="SEVERITY",
+        help="exit 1 when a finding of this severity or worse exists "
+        "(info, warning, error): a CI gate",
+    )
+    p.add_argument(
+        "--rows",
+        type=int,
+        default=5,
+        metavar="N",
+        help="evidence rows shown per finding in text/markdown (default 5); "
+        "json has them all unless N is given",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=0,
+        metavar="N",
+        help="findings shown in text/markdown (default 0 = all)",
+    )
+    p.add_argument("--rule", action="append", metavar="ID", help="run only this rule (repeatable)")
+    p.add_argument("--gap-ms", type=int, default=500, help="gpu_gaps threshold (default 500)")
+    p.add_argument(
+        "--util-threshold", type=int, default=50, help="gpu_time_util threshold in %% (default 50)"
+    )
+    p.add_argument(
+        "--util-chunks", type=int, default=30, help="gpu_time_util chunks, 1-1000 (default 30)"
+    )
+    p.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal)")
+    p.add_argument("--ascii", action="store_true", help="ASCII severity marks")
+    add_cache_args(p)
+
+
+def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
+    from tuiperf.analysis.nsys_rules import NsysOptions
+
+    if not 1 <= args.util_chunks <= 1000:
+        raise UsageError("--util-chunks must be between 1 and 1000")
+    only = None
+    if args.rule:
+        known = set(all_rule_ids())
+        bad = [r for r in args.rule if r not in known]
+        if bad:
+            raise UsageError(f"unknown rule {bad[0]!r}; rules: {', '.join(sorted(known))}")
+        only = frozenset(args.rule)
+    nsys = NsysOptions(args.gap_ms, args.util_threshold, args.util_chunks)
+    return AnalyzeOptions(nsys=nsys, only=only)
+
+
+def _inputs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from tuiperf.load import detect as det
+
+    opts = open_options(args)
+    trace = ncu = None
+    first_is_ncu = det.detect(args.report_path) in (det.NCU_REP, det.NCU_CSV)
+    if first_is_ncu and args.ncu_path is not None:
+        raise UsageError("give the timeline report first, then the Nsight Compute report")
+    if not first_is_ncu:
+        from tuiperf.load.open import open_trace
+
+        trace = open_trace(args.report_path, opts)
+    ncu_path = args.report_path if first_is_ncu else args.ncu_path
+    if ncu_path is not None:
+        from tuiperf.load.ncu_open import open_ncu
+
+        ncu = open_ncu(ncu_path, opts)
+    return trace, ncu
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuiperf.analysis.engine import analyze
+    from tuiperf.analysis.findings import Severity
+    from tuiperf.analysis.render import json_findings, print_text, write_markdown
+    from tuiperf.export import open_output, write_json
+
+    options = _options(args)
+    trace, ncu = _inputs(args)
+    end_progress(args)
+    result = analyze(trace, ncu, options)
+    with open_output(args.output) as out:
+        if args.format == "json":
+            write_json(out, json_findings(result))
+        elif args.format == "markdown":
+            write_markdown(out, result, rows=args.rows, top=args.top)
+        else:
+            print_text(
+                out, result, rows=args.rows, top=args.top, width=args.width, ascii_only=args.ascii
+            )
+    for c in result.checks:
+        if c.status == "failed":
+            print(f"tuiperf: note: rule {c.rule} failed: {c.note}", file=sys.stderr)
+    if args.fail_on:
+        worst = result.worst()
+        if worst is not None and worst >= Severity.parse(args.fail_on):
+            return 1
+    return 0
+
+
+COMMAND = Command(
+    name="analyze",
+    help="findings: what slows the run down and the PyTorch change that fixes it",
+    description="Run the rules over a report: the `nsys analyze` rules (same rows), PyTorch\n"
+    "training-loop rules (pageable copies, data-loader starvation, host syncs, launch-bound\n"
+    "phases, channels_last, tensor cores, optimizer, allocator) and, with an Nsight Compute\n"
+    "report, per-kernel rules. Findings are ranked by estimated saving.\n\n"
+    "examples:\n"
+    "  tuiperf analyze run.sqlite\n"
+    "  tuiperf analyze run.nsys-rep kernels.ncu-rep --format markdown -o findings.md\n"
+    "  tuiperf analyze trace.json.gz --format json --fail-on warning",
+    prepare=prepare,
+    run=run,
+)
