@@ -290,3 +290,15 @@ def test_fit_drops_low_priority_columns_first() -> None:
 
 def test_fixtures_exist() -> None:
     assert Path(NSYS / "cnn_osrt.sqlite").exists()
+
+
+def test_parse_duration() -> None:
+    from tuiperf.model.query import parse_duration
+
+    assert parse_duration("2000") == 2000
+    assert parse_duration("10us") == 10_000 == parse_duration("10 µs")
+    assert parse_duration("1.5ms") == 1_500_000
+    assert parse_duration(" 2 S ") == 2_000_000_000
+    assert parse_duration("") is None
+    with pytest.raises(QueryError):
+        parse_duration("ten")

@@ -45,7 +45,7 @@ def _time() -> tuple[ColumnSpec, ...]:
     return (
         ColumnSpec("start", "Start (s)", ("start",), ("start_ns",), "time", 11, 9),
         ColumnSpec("end", "End (s)", ("end",), ("end_ns",), "time", 11, 1),
-        ColumnSpec("duration", "Duration", ("duration",), ("duration_ns",), "duration", 9, 9),
+        ColumnSpec("duration", "Duration", ("duration",), ("duration_ns",), "duration", 10, 9),
     )
 
 
@@ -59,12 +59,12 @@ def _text(key: str, header: str, width: int, priority: int) -> ColumnSpec:
 
 def _dims(key: str, header: str) -> ColumnSpec:
     src = (f"{key}_x", f"{key}_y", f"{key}_z")
-    return ColumnSpec(key, header, src, src, "dims", 13, 3)
+    return ColumnSpec(key, header, src, src, "dims", 11 if key == "grid" else 9, 3)
 
 
 NAME = ColumnSpec("name", "Name", ("name",), ("name",), "name", 0, 10, right=False)
 _PROC = (_num("pid", "PID", 7, 2), _num("tid", "TID", 7, 2))
-_GPU = (_num("device", "Dev", 3, 4), _num("stream", "Strm", 4, 6))
+_GPU = (_num("device", "Dev", 5, 4), _num("stream", "Strm", 6, 6))
 _CORR = _num("correlation_id", "CorrID", 8, 2)
 
 COLUMNS: dict[str, tuple[ColumnSpec, ...]] = {
@@ -73,15 +73,15 @@ COLUMNS: dict[str, tuple[ColumnSpec, ...]] = {
         *_GPU,
         _dims("grid", "Grid"),
         _dims("block", "Block"),
-        _num("registers", "Regs", 4, 3),
+        _num("registers", "Regs", 6, 3),
         ColumnSpec(
             "smem",
             "SMem",
             ("static_smem", "dynamic_smem"),
             ("static_smem_bytes", "dynamic_smem_bytes"),
             "smem",
-            8,
-            3,
+            9,
+            2,
         ),
         _CORR,
         *_PROC,
@@ -117,7 +117,7 @@ COLUMNS: dict[str, tuple[ColumnSpec, ...]] = {
     "nvtx": (
         *_time(),
         *_PROC,
-        _num("depth", "Depth", 5, 4),
+        _num("depth", "Depth", 7, 4),
         _text("style", "Style", 8, 3),
         _text("domain", "Domain", 10, 4),
         NAME,
@@ -142,8 +142,12 @@ def export_names(specs: tuple[ColumnSpec, ...] | list[ColumnSpec]) -> list[str]:
     return [name for c in specs for name in c.export]
 
 
-def fit(specs: tuple[ColumnSpec, ...], width: int, name_min: int = 24) -> list[ColumnSpec]:
-    """The columns that fit `width` (one cell between columns), dropping low priority first."""
+def fit(specs: tuple[ColumnSpec, ...], width: int, name_min: int | None = None) -> list[ColumnSpec]:
+    """The columns that fit `width` (one cell between columns), dropping low priority first.
+
+    The name column keeps at least `name_min` cells (default: a third of the width, >= 24).
+    """
+    name_min = max(24, width // 3) if name_min is None else name_min
     chosen = list(specs)
     while True:
         fixed = sum(c.width + 1 for c in chosen if c.fmt != "name")
@@ -189,9 +193,9 @@ class SummaryColumn:
 
 
 SUMMARY_COLUMNS: tuple[SummaryColumn, ...] = (
-    SummaryColumn("time_pct", "Time %", "time_pct", "pct", 6),
+    SummaryColumn("time_pct", "Time %", "time_pct", "pct", 8),
     SummaryColumn("total", "Total", "total_ns", "duration", 9),
-    SummaryColumn("count", "Instances", "instances", "count", 10),
+    SummaryColumn("count", "Instances", "instances", "count", 11),
     SummaryColumn("mean", "Avg", "avg_ns", "duration", 9),
     SummaryColumn("median", "Med", "med_ns", "duration", 9),
     SummaryColumn("minimum", "Min", "min_ns", "duration", 9),

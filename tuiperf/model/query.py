@@ -224,11 +224,22 @@ class EventTable:
             self._cols[source] = hit
         return hit
 
-    def cells(self, row: int, specs: list[cols.ColumnSpec], ascii_only: bool = False) -> list[str]:
+    def cells(self, row: int, specs: Specs, ascii_only: bool = False) -> list[str]:
         return [
-            cols.cell(s, tuple(self.column(c).value(row) for c in s.sources), ascii_only)
-            for s in specs
+            cols.cell(s, tuple(self.value(c, row) for c in s.sources), ascii_only) for s in specs
         ]
+
+    def value(self, source: str, row: int) -> object:
+        """One raw value; a column not yet read into numpy is read from Arrow (no copy)."""
+        hit = self._cols.get(source)
+        if hit is not None or source == "name":
+            return self.column(source).value(row)
+        return self.table.column(source)[row].as_py()
+
+    def warm(self, sources: list[str] | tuple[str, ...]) -> None:
+        """Read these columns into numpy now (a worker does it before the user sorts)."""
+        for s in sources:
+            self.column(s)
 
     def export_table(self, idx: np.ndarray, specs: Specs) -> pa.Table:
         arrays, names = [], []
@@ -474,3 +485,17 @@ class Events:
 
     def run(self, query: Query, progress: Progress | None = None) -> View:
         return self.table(query.kind).run(query, progress)
+
+
+_UNITS = {"": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)?\s*$", re.IGNORECASE)
+
+
+def parse_duration(text: str) -> int | None:
+    """`10us`, `1.5 ms`, `2000` (ns) -> ns; '' -> None (no minimum)."""
+    if not text.strip():
+        return None
+    m = _DURATION.match(text)
+    if m is None:
+        raise QueryError(f"not a duration: {text!r} (try 10us, 1.5ms or 2000 for ns)")
+    return round(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
