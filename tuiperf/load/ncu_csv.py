@@ -143,13 +143,23 @@ def _rows(path: Path) -> tuple[list[str], Iterator[list[str]]]:
         raise BadReportError(f"{path}: the file is empty (no ncu CSV export)")
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines[:200]):
-        if line.startswith(('"ID"', "ID,")):
+        if _is_header(line):
             reader = csv.reader(io.StringIO("".join(lines[i:])))
             try:
                 return next(reader), reader
             except csv.Error as e:
                 raise BadReportError(f"{path}: damaged CSV ({e})") from e
     raise BadReportError(f'{path}: not an Nsight Compute CSV export (no "ID" header row)')
+
+
+def _is_header(line: str) -> bool:
+    if '"ID"' not in line and not line.startswith("ID,"):
+        return False
+    try:
+        cells = next(csv.reader([line]))
+    except (csv.Error, StopIteration):
+        return False
+    return "ID" in cells and "Kernel Name" in cells
 
 
 def page_of(header: list[str]) -> str:

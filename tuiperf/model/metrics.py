@@ -145,22 +145,24 @@ _PREFIX = {
     "P": 1e15,
 }
 _SCALED = ("byte", "hz")
-#: time units in seconds (ncu prints `us`; older versions `usecond`)
+#: time units: (factor to ns as a quantity, factor to "per second" as a denominator);
+#: ncu prints `us`, older versions `usecond`
 _TIME = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "nsecond": 1e-9,
-    "usecond": 1e-6,
-    "msecond": 1e-3,
-    "second": 1.0,
+    "ns": (1.0, 1e9),
+    "us": (1e3, 1e6),
+    "ms": (1e6, 1e3),
+    "s": (1e9, 1.0),
+    "nsecond": (1.0, 1e9),
+    "usecond": (1e3, 1e6),
+    "msecond": (1e6, 1e3),
+    "second": (1e9, 1.0),
 }
 
 
 def _part(u: str, denominator: bool) -> tuple[float, str]:
     if u in _TIME:
-        return (1.0 / _TIME[u], "s") if denominator else (_TIME[u] / 1e-9, "ns")
+        to_ns, per_s = _TIME[u]
+        return (per_s, "s") if denominator else (to_ns, "ns")
     for base in _SCALED:
         if u.endswith(base) and u[: -len(base)] in _PREFIX:
             return _PREFIX[u[: -len(base)]], base
@@ -412,13 +414,16 @@ class KernelMetrics:
         return out
 
     def metric(self, kernel_id: int, name: str) -> Metric | None:
-        """A metric by its ncu name (`gpu__time_duration.sum`), from any section."""
+        """A metric by its ncu name (`gpu__time_duration.sum`); where several sections show
+        it, the first header occurrence (its label is the section's)."""
         by_name = self._by_name.get(kernel_id)
         if by_name is None:
             by_name = {}
+            rank = {"header": 0, "body": 1}
             for m in self.metrics_of(kernel_id):
-                if m.name is not None:
-                    by_name.setdefault(m.name, m)
+                old = by_name.get(m.name) if m.name is not None else m
+                if old is None or rank.get(m.part or "", 2) < rank.get(old.part or "", 2):
+                    by_name[m.name] = m  # type: ignore[index]
             self._by_name[kernel_id] = by_name
         return by_name.get(name)
 
