@@ -122,7 +122,7 @@ class NvtxIndex:
 # --- correlation -----------------------------------------------------------------------
 
 
-def _matches(t: pa.Table, correlation: int, pid: int | None) -> list[int]:
+def _matches(t: pa.Table, correlation: int | None, pid: int | None) -> list[int]:
     if t.num_rows == 0 or correlation is None:
         return []
     mask = pc.equal(t["correlation_id"], correlation)
@@ -259,7 +259,7 @@ def _specific(table: str, r: dict) -> list[tuple[str, str]]:
         ]
         dur = (r.get("end") or 0) - r["start"]
         if dur > 0 and r.get("bytes"):
-            out.append(("Throughput", f"{r['bytes'] / dur:.2f} GB/s"))
+            out.append(("Throughput", f"{fmt.size(r['bytes'] / dur * 1e9)}/s"))
         return out
     if table == "memset":
         return [("Bytes", fmt.size(r.get("bytes"))), ("Memory", str(r.get("mem_kind")))]
@@ -279,7 +279,10 @@ def _launch_fields(
     name = display_name("api", fmt.clean(a.get("name") or ""))
     return [
         ("Launched by", f"{name} on {index.thread_name(a.get('pid'), a.get('tid'))}"),
-        ("Launch at", f"{fmt.timestamp(a['start'])} ({fmt.duration(a['end'] - a['start'])})"),
+        (
+            "Launch at",
+            f"{format_time(a['start'], span=1000)} ({fmt.duration(a['end'] - a['start'])})",
+        ),
         ("Correlation", str(a.get("correlation_id"))),
     ]
 

@@ -386,7 +386,7 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
             streams[device], key=lambda k: (_sort_key(k[1]), _sort_key(k[0]))
         ):
             base = f"stream {stream}" + (f" ({pid})" if len(pids) > 1 else "")
-            place = {"pid": pid, "device": device, "stream": stream}
+            place: dict = {"pid": pid, "device": device, "stream": stream}
             for table, kind in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
                 for key, iv in sorted(split.get(table, {}).items(), key=lambda kv: str(kv[0])):
                     if key[:3] != (pid, device, stream):
@@ -424,6 +424,10 @@ def _process_names(trace: Trace) -> dict[object, str]:
     return {r["pid"]: r["name"] or "" for r in t.to_pylist()}
 
 
+def _main_first(pid: object) -> Callable[[object], tuple]:
+    return lambda tid: (tid != pid, *_sort_key(tid))
+
+
 def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
     threads: dict[object, set[object]] = {}
     for table in ("api", "nvtx", "osrt"):
@@ -434,9 +438,10 @@ def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
         pname = pnames.get(pid, "") or "process"
         group = Group(f"proc:{pid}", f"{pname} ({pid})" if pid is not None else pname)
         # the main thread (tid == pid) first, then by thread id
-        for tid in sorted(threads[pid], key=lambda t, p=pid: (t != p, *_sort_key(t))):
+        main_first = _main_first(pid)
+        for tid in sorted(threads[pid], key=main_first):
             tname = tnames.get((pid, tid)) or f"thread {tid}"
-            place = {"pid": pid, "tid": tid}
+            place: dict = {"pid": pid, "tid": tid}
             for table, kind, what in (
                 ("api", "api", "CUDA API"),
                 ("nvtx", "nvtx", "NVTX"),

@@ -1,0 +1,323 @@
+"""The one registry of keys: the footer, the ? overlay and the command palette read it.
+
+Each entry has an id, the keys (Textual's comma-separated key names), the action it runs,
+a description, the pane it belongs to (`scope`) and a palette name (`group: verb`).
+Widgets take their `BINDINGS` from `bindings(scope)`; nothing else declares keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding, BindingType
+
+
+@dataclass(frozen=True)
+class Key:
+    id: str
+    keys: str
+    action: str
+    description: str
+    scope: str  # "app", "timeline", "side"
+    group: str  # palette group: "view", "timeline", "app", ...
+    verb: str | None = None  # palette verb; None = not offered in the palette
+    show: bool = False  # shown in the footer
+    display: str | None = None  # how the keys are written in the footer and help
+    priority: bool = False
+
+    @property
+    def palette_name(self) -> str | None:
+        return None if self.verb is None else f"{self.group}: {self.verb}"
+
+    @property
+    def key_text(self) -> str:
+        return self.display or " ".join(_pretty(k) for k in self.keys.split(","))
+
+
+_NAMES = {
+    "plus": "+",
+    "minus": "-",
+    "equals_sign": "=",
+    "full_stop": ".",
+    "comma": ",",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "question_mark": "?",
+    "left": "←",
+    "right": "→",
+    "up": "↑",
+    "down": "↓",
+    "shift+left": "shift+←",
+    "shift+right": "shift+→",
+    "escape": "esc",
+    "backspace": "⌫",
+    "enter": "⏎",
+    "colon": ":",
+    "space": "space",
+}
+
+
+def _pretty(key: str) -> str:
+    return _NAMES.get(key, key)
+
+
+T, A, S = "timeline", "app", "side"
+
+REGISTRY: tuple[Key, ...] = (
+    # timeline: zoom and pan
+    Key(
+        "timeline.zoom_in",
+        "plus,equals_sign,w",
+        "zoom_in",
+        "Zoom in",
+        T,
+        "timeline",
+        "zoom in",
+        show=True,
+        display="+ w",
+    ),
+    Key(
+        "timeline.zoom_out",
+        "minus,s",
+        "zoom_out",
+        "Zoom out",
+        T,
+        "timeline",
+        "zoom out",
+        show=True,
+        display="- s",
+    ),
+    Key(
+        "timeline.pan_left",
+        "left,h,a",
+        "pan(-1)",
+        "Pan left",
+        T,
+        "timeline",
+        "pan left",
+        show=True,
+        display="← h a",
+    ),
+    Key(
+        "timeline.pan_right",
+        "right,l,d",
+        "pan(1)",
+        "Pan right",
+        T,
+        "timeline",
+        "pan right",
+        display="→ l d",
+    ),
+    Key(
+        "timeline.page_left",
+        "shift+left,H",
+        "page(-1)",
+        "Page left",
+        T,
+        "timeline",
+        "page left",
+        display="H shift+←",
+    ),
+    Key(
+        "timeline.page_right",
+        "shift+right,L",
+        "page(1)",
+        "Page right",
+        T,
+        "timeline",
+        "page right",
+        display="L shift+→",
+    ),
+    Key(
+        "timeline.fit_all",
+        "0",
+        "fit_all",
+        "Fit all",
+        T,
+        "timeline",
+        "fit the whole profile",
+        show=True,
+    ),
+    Key(
+        "timeline.fit_selection",
+        "f",
+        "fit_selection",
+        "Fit selection",
+        T,
+        "timeline",
+        "fit the selection or range",
+    ),
+    Key(
+        "timeline.zoom_back",
+        "backspace",
+        "zoom_back",
+        "Zoom back",
+        T,
+        "timeline",
+        "back to the previous zoom",
+        display="⌫",
+    ),
+    Key(
+        "timeline.home",
+        "g,home",
+        "go_edge(-1)",
+        "Start of profile",
+        T,
+        "timeline",
+        "go to the start",
+        display="g home",
+    ),
+    Key(
+        "timeline.end",
+        "G,end",
+        "go_edge(1)",
+        "End of profile",
+        T,
+        "timeline",
+        "go to the end",
+        display="G end",
+    ),
+    # timeline: lanes and events
+    Key("timeline.lane_up", "up,k", "lane(-1)", "Lane up", T, "timeline", None, display="↑ k"),
+    Key("timeline.lane_down", "down,j", "lane(1)", "Lane down", T, "timeline", None, display="↓ j"),
+    Key("timeline.lane_page_up", "pageup", "lane(-10)", "Lanes page up", T, "timeline", None),
+    Key("timeline.lane_page_down", "pagedown", "lane(10)", "Lanes page down", T, "timeline", None),
+    Key(
+        "timeline.next_event",
+        "full_stop",
+        "step_event(1)",
+        "Next event",
+        T,
+        "timeline",
+        "next event on the lane",
+        show=True,
+        display=". ,",
+    ),
+    Key(
+        "timeline.prev_event",
+        "comma",
+        "step_event(-1)",
+        "Previous event",
+        T,
+        "timeline",
+        "previous event on the lane",
+    ),
+    Key(
+        "timeline.mark_start",
+        "left_square_bracket",
+        "mark(0)",
+        "Mark range start",
+        T,
+        "timeline",
+        "mark range start",
+        display="[ ]",
+    ),
+    Key(
+        "timeline.mark_end",
+        "right_square_bracket",
+        "mark(1)",
+        "Mark range end",
+        T,
+        "timeline",
+        "mark range end",
+    ),
+    Key(
+        "timeline.enter",
+        "enter",
+        "enter",
+        "Details / zoom to range",
+        T,
+        "timeline",
+        "show details or zoom to the range",
+        show=True,
+        display="⏎",
+    ),
+    Key(
+        "timeline.toggle_group",
+        "c",
+        "toggle_group",
+        "Collapse group",
+        T,
+        "timeline",
+        "collapse or expand the group",
+    ),
+    Key(
+        "timeline.clear",
+        "escape",
+        "clear",
+        "Clear range / selection",
+        T,
+        "timeline",
+        "clear the range and selection",
+    ),
+    # app-wide
+    Key(
+        "app.help",
+        "question_mark,f1",
+        "help",
+        "Help",
+        A,
+        "app",
+        "help: keys and concepts",
+        show=True,
+        display="? F1",
+    ),
+    Key("app.palette", "colon", "command_palette", "Commands", A, "app", None, display="^p :"),
+    Key(
+        "app.focus_timeline", "1", "focus_pane('timeline')", "Timeline pane", A, "view", "timeline"
+    ),
+    Key("app.focus_events", "2", "focus_pane('events')", "Events pane", A, "view", "events"),
+    Key("app.focus_side", "3", "focus_pane('side')", "Details pane", A, "view", "details"),
+    Key(
+        "app.side", "i", "toggle_side", "Details panel", A, "view", "show or hide the details panel"
+    ),
+    Key(
+        "app.maximize",
+        "m",
+        "toggle_maximize",
+        "Maximise pane",
+        A,
+        "view",
+        "maximise the focused pane",
+    ),
+    Key("app.quit", "q", "quit", "Quit", A, "app", "quit", show=True),
+    # the help overlay itself
+    Key(
+        "help.close",
+        "escape,question_mark,f1,q",
+        "dismiss",
+        "Close help",
+        "help",
+        "help",
+        None,
+        show=True,
+        display="esc ?",
+    ),
+)
+
+
+def for_scope(scope: str) -> list[Key]:
+    return [k for k in REGISTRY if k.scope == scope]
+
+
+def bindings(scope: str) -> list[BindingType]:
+    """Textual bindings of one pane (or of the app), straight from the registry."""
+    return [
+        Binding(
+            k.keys,
+            k.action,
+            k.description,
+            show=k.show,
+            key_display=k.display,
+            id=k.id,
+            priority=k.priority,
+        )
+        for k in for_scope(scope)
+    ]
+
+
+def by_id(key_id: str) -> Key:
+    for k in REGISTRY:
+        if k.id == key_id:
+            return k
+    raise KeyError(key_id)

@@ -1,0 +1,292 @@
+"""The viewer: header, timeline, events area, details panel, footer; loading in a worker."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from tuiperf.errors import TuiperfError
+from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model.attribution import NvtxIndex, describe
+from tuiperf.model.lanes import LaneSet, build_lanes
+from tuiperf.model.trace import Trace
+from tuiperf.tui.actions import bindings
+from tuiperf.tui.commands import TuiperfCommands
+from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
+from tuiperf.tui.messages import (
+    EventSelected,
+    LoadProgress,
+    RangeMarked,
+    SelectionCleared,
+    ViewportChanged,
+)
+from tuiperf.tui.screens.help import HelpScreen
+from tuiperf.tui.widgets.header import ReportHeader
+from tuiperf.tui.widgets.loading import LoadingPanel
+from tuiperf.tui.widgets.side_panel import SidePanel
+from tuiperf.tui.widgets.status import StatusLine
+from tuiperf.tui.widgets.timeline import Timeline
+
+#: the named phases of a load, in order
+PHASES = ("open report", "read tables", "index lanes", "draw")
+#: progress messages are posted at most this often (seconds), phase changes always
+PROGRESS_INTERVAL = 0.25
+
+
+class LoadCancelled(Exception):
+    """Raised inside the loader when the user pressed Esc."""
+
+
+class TuiperfApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "tuiperf"
+    BINDINGS: ClassVar = [
+        *bindings("app"),
+        Binding("escape", "escape", "Cancel / close", show=False, id="app.escape"),
+    ]
+    COMMANDS = App.COMMANDS | {TuiperfCommands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012
+
+    def __init__(
+        self,
+        path: Path | None,
+        opts: OpenOptions | None = None,
+        *,
+        ascii_only: bool = False,
+        trace: Trace | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = path
+        self.opts = opts or OpenOptions()
+        self.ascii_only = ascii_only
+        self.glyphs = glyphs_for(ascii_only)
+        self.report_name = name or (path.name if path is not None else "report")
+        self.trace: Trace | None = trace
+        self.lanes: LaneSet | None = None
+        self.nvtx_index: NvtxIndex | None = None
+        self.error: TuiperfError | None = None
+        self.cancelled = False
+        self.loading = True
+
+    def compose(self) -> ComposeResult:
+        yield ReportHeader(id="header")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Timeline(self.glyphs, id="timeline")
+                yield StatusLine(self.ascii_only, id="status")
+                # issue 6 mounts the events table here
+                with Container(id="events"):
+                    yield Static("Events table: not in this build yet.", id="events-placeholder")
+            yield SidePanel(self.ascii_only, id="side")
+        yield LoadingPanel(self.report_name, id="loading")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.ascii_only:
+            self.screen.add_class("-ascii")
+        self.query_one(ReportHeader).show_loading(self.report_name, PHASES[0])
+        self.query_one("#loading").focus()
+        self.load()
+
+    def get_key_display(self, binding: Binding) -> str:
+        text = super().get_key_display(binding)
+        return asciify(text) if self.ascii_only else text
+
+    # --- loading ----------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, name="load", exit_on_error=False)
+    def load(self) -> None:
+        worker = get_current_worker()
+        last: list = [0.0, ""]
+
+        def report(phase: str, fraction: float, detail: str = "") -> None:
+            if worker.is_cancelled:
+                raise LoadCancelled
+            now = time.monotonic()
+            if phase == last[1] and now - last[0] < PROGRESS_INTERVAL:
+                return
+            last[0], last[1] = now, phase
+            step = PHASES.index(phase) + 1
+            text = f"{phase}: {detail}" if detail else phase
+            self.post_message(LoadProgress(text, step, len(PHASES), fraction))
+
+        def from_loader(msg: str) -> None:
+            if msg.startswith("read tables"):
+                frac = _fraction(msg)
+                report("read tables", frac, msg.partition(":")[2].strip())
+            elif msg == "write cache":
+                report("read tables", 1.0, "write cache")
+            else:
+                report("open report", 0.5, msg)
+
+        try:
+            report("open report", 0.0)
+            trace = self.trace
+            if trace is None:
+                assert self.path is not None
+                trace = open_trace(self.path, replace(self.opts, progress=from_loader))
+            report("index lanes", 0.0)
+            lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m))
+            index = NvtxIndex(trace)
+            report("draw", 0.0)
+        except LoadCancelled:
+            return
+        except TuiperfError as e:
+            self.call_from_thread(self._failed, e)
+            return
+        self.call_from_thread(self._loaded, trace, lanes, index)
+
+    def on_load_progress(self, msg: LoadProgress) -> None:
+        if self.loading:
+            self.query_one(LoadingPanel).show(msg.phase, msg.step, msg.steps, msg.fraction)
+            self.query_one(ReportHeader).show_loading(self.report_name, msg.phase)
+
+    def _loaded(self, trace: Trace, lanes: LaneSet, index: NvtxIndex) -> None:
+        self.trace, self.lanes, self.nvtx_index = trace, lanes, index
+        self.loading = False
+        self.query_one(LoadingPanel).remove()
+        self.query_one(ReportHeader).show_trace(self.report_name, trace, self.ascii_only)
+        timeline = self.query_one(Timeline)
+        timeline.set_data(trace, lanes)
+        timeline.focus()
+        self._warm_names(lanes)
+
+    @work(thread=True, name="warm-names", exit_on_error=False)
+    def _warm_names(self, lanes: LaneSet) -> None:
+        lanes.warm_names()
+
+    def _failed(self, error: TuiperfError) -> None:
+        self.error = error
+        self.exit(return_code=getattr(error, "exit_code", 1))
+
+    # --- app actions ------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "escape":
+            side = self.query(SidePanel)
+            return self.loading or bool(side and side.first().has_class("-open"))
+        return True
+
+    def action_escape(self) -> None:
+        if self.loading:
+            self.cancelled = True
+            self.workers.cancel_group(self, "default")
+            self.exit(return_code=130)
+            return
+        self._open_side(False)
+        self.query_one(Timeline).focus()
+
+    def action_help(self) -> None:
+        focused = self.focused
+        scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
+        self.push_screen(HelpScreen(scope, self.ascii_only))
+
+    def action_focus_pane(self, pane: str) -> None:
+        target = self.query_one(f"#{pane}")
+        if target.can_focus:
+            target.focus()
+            return
+        inner = [w for w in target.query("*") if w.can_focus]
+        if inner:
+            inner[0].focus()
+        else:
+            self.notify(f"The {pane} pane has nothing to focus yet.", timeout=2)
+
+    def action_toggle_side(self) -> None:
+        side = self.query_one(SidePanel)
+        if self.screen.has_class("-narrow"):
+            self._open_side(not side.has_class("-open"))
+        else:
+            side.toggle_class("-hidden")
+
+    def _open_side(self, show: bool) -> None:
+        """Narrow terminals: the details panel takes the place of the timeline."""
+        self.query_one(SidePanel).set_class(show, "-open")
+        self.query_one("#main").set_class(show, "-side-open")
+
+    def action_toggle_maximize(self) -> None:
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        elif self.focused is not None:
+            self.screen.maximize(self.focused)
+
+    # --- messages between panes ---------------------------------------------------
+
+    def on_event_selected(self, msg: EventSelected) -> None:
+        if self.trace is None:
+            return
+        details = describe(self.trace, msg.table, msg.row, self.nvtx_index)
+        side = self.query_one(SidePanel)
+        side.show_details(details)
+        timeline = self.query_one(Timeline)
+        if msg.source == "timeline":
+            timeline.set_partner(details.partner)
+        else:
+            timeline.show_selection(msg.table, msg.row, details.partner)
+        if msg.details and self.screen.has_class("-narrow"):
+            self._open_side(True)
+        for widget in self.query(".follows-selection"):
+            if widget.id != msg.source and hasattr(widget, "follow_selection"):
+                widget.follow_selection(msg.table, msg.row)
+
+    def on_selection_cleared(self, msg: SelectionCleared) -> None:
+        self.query_one(SidePanel).clear()
+
+    def on_viewport_changed(self, msg: ViewportChanged) -> None:
+        self.query_one(StatusLine).set_view(msg.label, msg.lane)
+
+    def on_range_marked(self, msg: RangeMarked) -> None:
+        from tuiperf.model.timeline import format_duration
+
+        status = self.query_one(StatusLine)
+        if msg.start is None:
+            status.set_range("")
+        elif msg.end is None:
+            status.set_range("range: start marked, ] to end")
+        else:
+            span = format_duration(abs(msg.end - msg.start), self.ascii_only, 3)
+            status.set_range(f"range {span}: Enter zooms")
+
+
+def _fraction(msg: str) -> float:
+    """0.5 for 'read tables 3/6: kernels'."""
+    head = msg.partition(":")[0].split()
+    try:
+        done, total = head[-1].split("/")
+        return int(done) / max(int(total), 1)
+    except (ValueError, IndexError):
+        return 0.0
+
+
+def report_name(path: Path, sample: bool) -> str:
+    return f"{path.name} (bundled sample)" if sample else path.name
+
+
+def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
+    """Run the viewer on `path`; errors while loading come back as TuiperfError."""
+    from tuiperf.commands.open_tui import sample_path
+
+    sample = args.report_path is None or Path(path) == sample_path()
+    app = TuiperfApp(
+        Path(path),
+        replace(opts, progress=None),
+        ascii_only=wants_ascii(getattr(args, "ascii", False)),
+        name=report_name(Path(path), sample),
+    )
+    rc = app.run(mouse=not getattr(args, "no_mouse", False))
+    if app.error is not None:
+        raise app.error
+    if app.cancelled:
+        return 130
+    return int(rc or 0)

@@ -1,0 +1,59 @@
+"""Every custom message of the viewer, in one place (widgets talk through these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+
+@dataclass
+class EventSelected(Message):
+    """An event became the selection: row `row` of canonical table `table`.
+
+    Posted by whichever widget selected it (`source`: "timeline", "events", ...); the app
+    forwards it so that the others (timeline, side panel, events table) follow.
+    """
+
+    table: str
+    row: int
+    source: str = ""
+    #: True when the user asked for details (Enter), not just moved onto the event
+    details: bool = False
+
+
+@dataclass
+class SelectionCleared(Message):
+    source: str = ""
+
+
+@dataclass
+class ViewportChanged(Message):
+    """The timeline shows [start, end) ns; `lane` is the lane the cursor is on."""
+
+    start: float
+    end: float
+    label: str
+    lane: str = ""
+
+
+@dataclass
+class RangeMarked(Message):
+    """A time range was marked with [ and ] (end is None while only the start is set)."""
+
+    start: float | None
+    end: float | None
+
+
+@dataclass
+class LoadProgress(Message):
+    phase: str
+    step: int
+    steps: int
+    fraction: float = 0.0
+
+
+@dataclass
+class LoadFinished(Message):
+    ok: bool
+    error: str = ""

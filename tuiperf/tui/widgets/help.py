@@ -1,0 +1,80 @@
+"""The ? / F1 overlay body: keys of the focused pane, then global keys, then concepts.
+
+Generated from the binding registry (`tuiperf.tui.actions`), never written by hand.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from tuiperf.tui.actions import for_scope
+from tuiperf.tui.glyphs import asciify
+
+SCOPE_TITLES = {"timeline": "Timeline", "side": "Details panel", "app": "Everywhere"}
+
+CONCEPTS = (
+    (
+        "Cells",
+        "each cell is a slice of time; █ ▓ ░ (# = . in ASCII) say how busy the lane "
+        "is in it. Zoom in until events show as boxes with their names.",
+    ),
+    (
+        "Units",
+        "times are from the start of the report; the status line shows the visible "
+        "window and the time per column, e.g. 12.40–12.61 s · 2.1 µs/col.",
+    ),
+    (
+        "Links",
+        "selecting a kernel marks the CUDA API call that launched it, and the other "
+        "way round (matched by correlation id and process).",
+    ),
+    (
+        "NVTX",
+        "a kernel's ranges are shown on its launching thread and, by time, on the "
+        "thread that opened them (PyTorch launches backward from pt_autograd_0).",
+    ),
+)
+
+
+def _text(s: str, ascii_only: bool) -> Text:
+    return Text(asciify(s) if ascii_only else s)
+
+
+def keys_table(scope: str, ascii_only: bool = False) -> Table:
+    t = Table(
+        title=SCOPE_TITLES.get(scope, scope),
+        title_justify="left",
+        box=None,
+        show_header=False,
+        padding=(0, 2, 0, 0),
+    )
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    for k in for_scope(scope):
+        t.add_row(_text(k.key_text, ascii_only), Text(k.description))
+    return t
+
+
+def help_renderable(focused_scope: str | None, ascii_only: bool = False) -> Group:
+    scopes = [s for s in (focused_scope, "timeline", "side", "app") if s]
+    seen: list[str] = []
+    parts: list = []
+    for s in scopes:
+        if s in seen or not for_scope(s):
+            continue
+        seen.append(s)
+        parts += [keys_table(s, ascii_only), Text("")]
+    concepts = Table(
+        title="Concepts", title_justify="left", box=None, show_header=False, padding=(0, 2, 0, 0)
+    )
+    concepts.add_column(style="bold", no_wrap=True)
+    concepts.add_column()
+    for name, text in CONCEPTS:
+        concepts.add_row(Text(name), _text(text, ascii_only))
+    parts.append(concepts)
+    parts.append(
+        Text("\nctrl+p or : opens the command palette; esc or ? closes this help.", style="dim")
+    )
+    return Group(*parts)
