@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tuiperf.errors import CacheError
 from tuiperf.load.cache import Cache, CacheKey
 from tuiperf.load.open import OpenOptions, open_trace
 
@@ -129,7 +130,7 @@ def test_store_failure_leaves_no_entry(report: Path, tmp_path: Path,
 
     monkeypatch.setattr(cache_mod, "write_ipc", failing)
     root = tmp_path / "c"
-    with pytest.raises(OSError):
+    with pytest.raises(CacheError, match="No space left"):
         open_trace(report, OpenOptions(cache_dir=root))
     assert list(root.iterdir()) == []
     assert Cache(root).load(CacheKey.for_source(report, "nsys-sqlite")) is None

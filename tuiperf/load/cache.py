@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -81,9 +82,11 @@ def read_ipc(path: Path) -> pa.Table:
 
 
 def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> None:
+    """One record batch per table, so a memory-mapped column is one contiguous array."""
     opts = ipc.IpcWriteOptions(compression=compression)
+    table = table.combine_chunks()
     with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema, options=opts) as w:
-        w.write_table(table, max_chunksize=1 << 20)
+        w.write_table(table, max_chunksize=max(table.num_rows, 1))
 
 
 def atomic_write_ipc(path: Path, table: pa.Table) -> None:
@@ -96,6 +99,28 @@ def atomic_write_ipc(path: Path, table: pa.Table) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+class EntryWriter:
+    """Writes the tables of one cache entry into its temporary folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.rows: dict[str, int] = {}
+        self.meta: dict[str, Any] = {}
+
+    def add(self, name: str, table: pa.Table) -> None:
+        try:
+            write_ipc(self.folder / f"{name}.arrow", table)
+        except OSError as e:
+            raise CacheError(
+                f"cannot write the cache in {self.folder.parent} ({e.strerror or e}); "
+                "free space, pass --cache-dir DIR or --no-cache"
+            ) from e
+        self.rows[name] = table.num_rows
+
+    def manifest(self) -> dict[str, Any]:
+        return {"schema_version": SCHEMA_VERSION, "tables": self.rows, "meta": self.meta}
 
 
 class Cache:
@@ -138,34 +163,40 @@ class Cache:
             shutil.rmtree(d, ignore_errors=True)  # damaged: rebuild
             return None
 
-    def store(self, key: CacheKey, tables: dict[str, pa.Table], meta: dict[str, Any]) -> Path:
-        """Write an entry atomically and drop older entries of the same source."""
+    @contextlib.contextmanager
+    def writer(self, key: CacheKey) -> Iterator[EntryWriter]:
+        """Add tables one by one; the entry appears (atomically) only if all went well."""
         self.ensure_writable()
         self._sweep_temps()
         tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".tmp-{os.getpid()}-"))
+        w = EntryWriter(tmp)
         try:
-            for name, t in tables.items():
-                write_ipc(tmp / f"{name}.arrow", t)
-            manifest = {
-                "schema_version": SCHEMA_VERSION,
-                "tables": {n: t.num_rows for n, t in tables.items()},
-                "meta": meta,
-            }
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
-            final = self.entry(key)
-            try:
-                os.rename(tmp, final)
-            except OSError:
-                if (final / MANIFEST).exists():
-                    shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
-                else:
-                    shutil.rmtree(final, ignore_errors=True)  # a damaged leftover
-                    os.rename(tmp, final)
+            yield w
+            (tmp / MANIFEST).write_text(json.dumps(w.manifest(), indent=1))
+            self._publish(tmp, self.entry(key))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         self._drop_stale(key)
-        return final
+
+    def store(self, key: CacheKey, tables: dict[str, pa.Table], meta: dict[str, Any]) -> Path:
+        """Write a whole entry at once (see `writer`)."""
+        with self.writer(key) as w:
+            for name, t in tables.items():
+                w.add(name, t)
+            w.meta = meta
+        return self.entry(key)
+
+    @staticmethod
+    def _publish(tmp: Path, final: Path) -> None:
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if (final / MANIFEST).exists():
+                shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
+            else:
+                shutil.rmtree(final, ignore_errors=True)  # a damaged leftover
+                os.rename(tmp, final)
 
     def _drop_stale(self, key: CacheKey) -> None:
         prefix = f"{key.stem}-{key.path_hash}-"

@@ -1,10 +1,10 @@
 """Read a Chrome trace JSON file (torch.profiler / Kineto) one event at a time.
 
 The file is one JSON object whose `traceEvents` array holds the events (or, in
-the older Chrome form, a bare array of events). Only one event is a Python object
-at any moment: the text is read in chunks (through gzip when the file starts with
-the gzip magic), and stdlib's C scanner decodes one array element at a time from
-the buffer. Top-level keys other than `traceEvents` are small and kept whole in
+the older Chrome form, a bare array of events). At most one buffer's worth of
+events are Python objects at any moment: the text is read in chunks (through gzip when the file starts with
+the gzip magic), and stdlib's C scanner decodes the array elements that the buffer
+holds whole, a batch at a time (or one at a time where a batch will not decode). Top-level keys other than `traceEvents` are small and kept whole in
 `header`.
 
 A value that fails to decode is retried with more text until the end of the file;
@@ -46,6 +46,7 @@ class TraceStream:
         self._buf = ""
         self._pos = 0
         self._eof = False
+        self._no_batch_before = 0
         self._raw: IO[bytes] | None = None
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -98,11 +99,34 @@ class TraceStream:
             self._pos += 1
             return
         while True:
-            ev = self._value()
-            if isinstance(ev, dict):
-                yield ev
+            batch = self._batch()
+            for ev in batch if batch is not None else (self._value(),):
+                if isinstance(ev, dict):
+                    yield ev
             if self._delimiter("]"):
                 return
+
+    def _batch(self) -> list[Any] | None:
+        """The whole objects before the last `},` of the buffer, decoded in one call.
+
+        A cut inside a string or a nested value cannot decode (the closing `]` we add
+        would be inside the string, or brackets would be left open), so a success
+        means the cut was between two elements. On failure the caller reads one
+        element the careful way.
+        """
+        pos = self._pos
+        if pos < self._no_batch_before:
+            return None
+        cut = self._buf.rfind("},", pos)
+        if cut <= pos:
+            return None
+        try:
+            items, _ = self._scan("[" + self._buf[pos : cut + 1] + "]", 0)
+        except (StopIteration, json.JSONDecodeError):
+            self._no_batch_before = cut + 1
+            return None
+        self._pos = cut + 1
+        return items  # type: ignore[no-any-return]
 
     # -- tokens ---------------------------------------------------------------
 
@@ -163,6 +187,7 @@ class TraceStream:
         data = self._raw.read(size)
         self.bytes_read += len(data)
         text = self._utf8.decode(data, final=not data)
+        self._no_batch_before -= self._pos
         self._buf = self._buf[self._pos :] + text
         self._pos = 0
         if not data:

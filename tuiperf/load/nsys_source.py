@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import tempfile
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -67,15 +68,18 @@ class SqliteSource:
         self._columns: dict[str, list[str]] = {}
         self._link: Path | None = None
         self._linkdir: tempfile.TemporaryDirectory[str] | None = None
+        self._lock = threading.Lock()
+        self._db_lock = threading.RLock()  # one sqlite3 connection, shared by reader threads
 
     def tables(self) -> set[str]:
         return set(self._tables)
 
     def columns(self, table: str) -> list[str]:
-        if table not in self._columns:
-            cur = self._db.execute(f'SELECT * FROM "{table}" LIMIT 0')
-            self._columns[table] = [d[0] for d in cur.description]
-        return self._columns[table]
+        with self._db_lock:
+            if table not in self._columns:
+                cur = self._db.execute(f'SELECT * FROM "{table}" LIMIT 0')
+                self._columns[table] = [d[0] for d in cur.description]
+            return self._columns[table]
 
     def read(self, table: str, columns: list[str]) -> pa.Table:
         cols = ", ".join(f'"{c}"' for c in columns)
@@ -90,11 +94,13 @@ class SqliteSource:
             raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
     def _count(self, table: str) -> int:
-        row = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()
+        with self._db_lock:
+            row = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()
         return int(row[0] or 0)
 
     def _read_stdlib(self, sql: str, columns: list[str]) -> pa.Table:
-        rows = self._db.execute(sql).fetchall()
+        with self._db_lock:
+            rows = self._db.execute(sql).fetchall()
         data = list(zip(*rows)) if rows else [()] * len(columns)
         arrays = [_py_array(col) for col in data]
         return pa.Table.from_arrays(arrays, names=columns)
@@ -108,18 +114,22 @@ class SqliteSource:
         except ImportError:
             return None
         link = self._safe_link()
+        # two partitions on rowid: SQLite seeks the B-tree by key, so each reader scans half
+        part_sql = sql.replace("SELECT ", "SELECT rowid AS _tuiperf_rid, ", 1)
         try:
-            table = cx.read_sql(f"sqlite://{link}", sql, return_type="arrow")
+            table = cx.read_sql(f"sqlite://{link}", part_sql, return_type="arrow",
+                                partition_on="_tuiperf_rid", partition_num=2)
         except Exception as e:  # connectorx raises RuntimeError/PanicException
             raise BadReportError(f"{self.path}: cannot read ({_one_line(e)})") from e
-        return _plain(table)
+        return _plain(_in_rowid_order(table)).drop_columns(["_tuiperf_rid"])
 
     def _safe_link(self) -> Path:
         """connectorx takes a URL and creates missing files: give it a safe, existing name."""
-        if self._link is None:
-            self._linkdir = tempfile.TemporaryDirectory(prefix="tuiperf-")
-            self._link = Path(self._linkdir.name) / "export.sqlite"
-            os.symlink(self.path.resolve(), self._link)
+        with self._lock:
+            if self._link is None:
+                self._linkdir = tempfile.TemporaryDirectory(prefix="tuiperf-")
+                self._link = Path(self._linkdir.name) / "export.sqlite"
+                os.symlink(self.path.resolve(), self._link)
         if not self.path.exists():
             raise BadReportError(f"{self.path}: the file disappeared while reading it")
         return self._link
@@ -130,6 +140,16 @@ class SqliteSource:
             self._linkdir.cleanup()
             self._linkdir = None
             self._link = None
+
+
+def _in_rowid_order(table: pa.Table) -> pa.Table:
+    """connectorx returns the partitions' batches interleaved: put them back in file order."""
+    batches = table.to_batches()
+    if len(batches) < 2:
+        return table
+    batches = [b for b in batches if b.num_rows]
+    batches.sort(key=lambda b: b.column(0)[0].as_py())
+    return pa.Table.from_batches(batches, schema=table.schema)
 
 
 def _one_line(e: BaseException) -> str:

@@ -18,8 +18,18 @@ from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
 
 Progress = Callable[[str], None]
+Sink = Callable[[str, pa.Table], None]
 
 _PID_MASK = 0xFFFFFF
+
+
+def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
+    """Both halves of globalTid (HW:8 | VM:8 | PID:24 | TID:24) from one pass."""
+    arr = global_tid.to_numpy(zero_copy_only=False)
+    if arr.dtype.kind == "f":
+        return pid_of(global_tid), tid_of(global_tid)
+    arr = arr.astype(np.int64, copy=False)
+    return pa.array((arr >> 24) & _PID_MASK), pa.array(arr & _PID_MASK)
 
 
 def pid_of(global_id: pa.ChunkedArray) -> pa.Array:
@@ -46,6 +56,7 @@ class NsysReader:
         self.present = source.tables()
         self._strings: StringTable | None = None
         self._enums: dict[str, StringTable] = {}
+        self._launch_index: LaunchIndex | None = None
 
     # -- raw access ---------------------------------------------------------
     def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
@@ -88,7 +99,19 @@ class NsysReader:
         return self._enums[name]
 
     # -- canonical tables ---------------------------------------------------
-    def read_all(self) -> dict[str, pa.Table]:
+    _API_COLS = ["start", "end", "eventClass", "globalTid", "correlationId", "nameId"]
+    _PLACE = ["deviceId", "contextId", "greenContextId", "streamId", "correlationId", "globalPid"]
+    _KERNEL_COLS = ["start", "end", *_PLACE, "demangledName", "shortName", "mangledName",
+                    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                    "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                    "graphNodeId"]
+
+    def read_all(self, sink: Sink | None = None) -> dict[str, pa.Table]:
+        """Build every canonical table, one at a time, handing each to `sink`.
+
+        Tables go out as soon as they are built, so with a sink that writes them to
+        disk peak memory stays near one table. Without a sink they are returned.
+        """
         out: dict[str, pa.Table] = {}
         steps: list[tuple[str, Callable[[], pa.Table | None]]] = [
             ("api", self.api),
@@ -108,26 +131,30 @@ class NsysReader:
         for i, (name, fn) in enumerate(steps, 1):
             self.progress(f"read tables {i}/{len(steps)}: {name}")
             t = fn()
-            if t is not None:
+            if t is None:
+                continue
+            if name == "api":
+                self._launch_index = LaunchIndex.from_api(t)
+            elif name in ("kernels", "memcpy", "memset", "sync") and self._launch_index:
+                t = self._launch_index.attach_tid(t)
+            if sink is None:
                 out[name] = t
-        self._link_threads(out)
+            else:
+                sink(name, t)
         return out
 
     def api(self) -> pa.Table | None:
-        t = self.raw(
-            "CUPTI_ACTIVITY_KIND_RUNTIME",
-            ["start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue"],
-        )
+        t = self.raw("CUPTI_ACTIVITY_KIND_RUNTIME", self._API_COLS)
         if t is None:
             return None
         kinds = self.enum("ENUM_NSYS_EVENT_CLASS", {0: "CUDA runtime", 1: "CUDA driver"})
+        pid, tid = pid_tid(t["globalTid"])
         cols = _times(t) | {
-            "pid": pid_of(t["globalTid"]),
-            "tid": tid_of(t["globalTid"]),
+            "pid": pid,
+            "tid": tid,
             "correlation_id": t["correlationId"],
             "name": self.strings().encode(t["nameId"]),
             "api_kind": kinds.encode(t["eventClass"]),
-            "return_value": t["returnValue"],
         }
         return _sorted(schema.conform("api", cols, t.num_rows))
 
@@ -142,13 +169,8 @@ class NsysReader:
             "pid": pid_of(t["globalPid"]),
         }
 
-    _PLACE = ["deviceId", "contextId", "greenContextId", "streamId", "correlationId", "globalPid"]
-
     def kernels(self) -> pa.Table | None:
-        extra = ["demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ"]
-        extra += ["blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory"]
-        extra += ["dynamicSharedMemory", "graphNodeId"]
-        t = self.raw("CUPTI_ACTIVITY_KIND_KERNEL", ["start", "end", *self._PLACE, *extra])
+        t = self.raw("CUPTI_ACTIVITY_KIND_KERNEL", self._KERNEL_COLS)
         if t is None:
             return None
         s = self.strings()
@@ -304,26 +326,34 @@ class NsysReader:
         }
         return schema.conform("streams", cols, t.num_rows)
 
-    def _link_threads(self, out: dict[str, pa.Table]) -> None:
-        """Give GPU work the tid of its launching API call (same pid and correlationId)."""
-        api = out.get("api")
-        if api is None or api.num_rows == 0:
-            return
+class LaunchIndex:
+    """(pid, correlationId) -> launching thread, from the CUDA API table."""
+
+    def __init__(self, keys: np.ndarray, tids: np.ndarray) -> None:
+        self.keys = keys
+        self.tids = tids
+
+    def __bool__(self) -> bool:
+        return len(self.keys) > 0
+
+    @classmethod
+    def from_api(cls, api: pa.Table) -> LaunchIndex:
         keys = _corr_keys(api)
         order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
         tids = api["tid"].to_numpy(zero_copy_only=False)[order]
-        for name in ("kernels", "memcpy", "memset", "sync"):
-            t = out.get(name)
-            if t is None or t.num_rows == 0:
-                continue
-            k = _corr_keys(t)
-            pos = np.minimum(np.searchsorted(sorted_keys, k), len(sorted_keys) - 1)
-            hit = (sorted_keys[pos] == k) & ~pc.is_null(t["correlation_id"]).to_numpy(
-                zero_copy_only=False
-            )
-            tid = pa.array(tids[pos], pa.int64(), mask=~hit)
-            out[name] = t.set_column(t.schema.get_field_index("tid"), "tid", tid)
+        return cls(keys[order], tids)
+
+    def attach_tid(self, t: pa.Table) -> pa.Table:
+        """Set `tid` of GPU rows to their launching call's thread (null when not found)."""
+        if t.num_rows == 0:
+            return t
+        k = _corr_keys(t)
+        pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        hit = self.keys[pos] == k
+        if t["correlation_id"].null_count:
+            hit &= ~pc.is_null(t["correlation_id"]).to_numpy(zero_copy_only=False)
+        tid = pa.array(self.tids[pos], pa.int64(), mask=~hit)
+        return t.set_column(t.schema.get_field_index("tid"), "tid", tid)
 
 
 def _corr_keys(t: pa.Table) -> np.ndarray:

@@ -16,7 +16,9 @@ from tuiperf.load.cache import Cache, CacheKey, read_ipc
 from tuiperf.model.trace import Trace, TraceMeta
 
 Progress = Callable[[str], None]
-Built = tuple[dict[str, pa.Table], TraceMeta]
+Sink = Callable[[str, pa.Table], None]
+#: a builder converts a source, handing each canonical table to the sink; returns the meta
+Builder = Callable[[Sink], TraceMeta]
 
 _NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
                  "NVTX_EVENTS", "TARGET_INFO_SESSION_START_TIME"}
@@ -33,7 +35,7 @@ class OpenOptions:
             self.progress(msg)
 
 
-def build_nsys_export(path: Path, kind: str, opts: OpenOptions) -> Built:
+def build_nsys_export(path: Path, kind: str, opts: OpenOptions, sink: Sink) -> TraceMeta:
     from tuiperf.load.nsys_meta import read_meta
     from tuiperf.load.nsys_source import DirSource, NsysSource, SqliteSource
     from tuiperf.load.nsys_tables import NsysReader
@@ -49,23 +51,30 @@ def build_nsys_export(path: Path, kind: str, opts: OpenOptions) -> Built:
             raise BadReportError(f"{path}: not an Nsight Systems export (no nsys tables)")
         reader = NsysReader(src, opts.progress)
         meta = read_meta(reader, str(path), kind)
-        return reader.read_all(), meta
+        reader.read_all(sink)
+        return meta
     finally:
         src.close()
 
 
-def _build_kineto(path: Path, kind: str, opts: OpenOptions) -> Built:
+def _build_kineto(path: Path, kind: str, opts: OpenOptions, sink: Sink) -> TraceMeta:
     from tuiperf.load.kineto import load_kineto
 
-    return load_kineto(path, opts.progress)
+    tables, meta = load_kineto(path, opts.progress)
+    for name, t in tables.items():
+        sink(name, t)
+    return meta
 
 
-def _guarded(build: Callable[[Path, str, OpenOptions], Built]) -> Callable[..., Built]:
+RawBuilder = Callable[[Path, str, OpenOptions, Sink], TraceMeta]
+
+
+def _guarded(build: RawBuilder) -> RawBuilder:
     """Turn the errors a damaged input causes deep in a reader into one clear line."""
 
-    def run(path: Path, kind: str, opts: OpenOptions) -> Built:
+    def run(path: Path, kind: str, opts: OpenOptions, sink: Sink) -> TraceMeta:
         try:
-            return build(path, kind, opts)
+            return build(path, kind, opts, sink)
         except TuiperfError:
             raise
         except (pa.ArrowException, ValueError, KeyError, IndexError, TypeError,
@@ -91,21 +100,21 @@ def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
     if kind == det.NSYS_REP:
         return _open_rep(path, opts)
     build = _guarded(_build_kineto if kind == det.KINETO else build_nsys_export)
-    return _through_cache(path, kind, opts, lambda: build(path, kind, opts))
+    return _through_cache(path, kind, opts, lambda sink: build(path, kind, opts, sink))
 
 
-def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Callable[[], Built]) -> Trace:
+def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> Trace:
     if not opts.use_cache:
-        tables, meta = build()
+        tables: dict[str, pa.Table] = {}
+        meta = build(tables.__setitem__)
         return Trace(tables, meta)
     cache = Cache(opts.cache_dir)
     cache.ensure_writable()
     key = CacheKey.for_source(path, kind)
     hit = cache.load(key)
     if hit is None:
-        tables, meta = build()
-        opts.say("write cache")
-        cache.store(key, tables, meta.to_json())
+        with cache.writer(key) as w:
+            w.meta = build(w.add).to_json()
         hit = cache.load(key)
         if hit is None:
             raise BadReportError(f"{path}: the cache entry could not be read back")
@@ -127,14 +136,14 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
         opts.say(f"using the export beside the report: {sibling.name}")
         return open_trace(sibling, opts)
 
-    def build() -> Built:
+    def build(sink: Sink) -> TraceMeta:
         root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"
         export = nsys_rep.run_export(path, root, opts.say)
         try:
             kind = det.detect(export)
-            tables, meta = _guarded(build_nsys_export)(export, kind, opts)
+            meta = _guarded(build_nsys_export)(export, kind, opts, sink)
             meta.source, meta.format = str(path), det.NSYS_REP
-            return tables, meta
+            return meta
         finally:
             shutil.rmtree(export.parent, ignore_errors=True)
 
