@@ -42,6 +42,31 @@ def ctx_of(name: str) -> Ctx:
     return Ctx(trace_of(name))
 
 
+@functools.cache
+def kineto_trace(name: str) -> Trace:
+    return open_trace(DATA / "kineto" / f"kineto_{name}.json.gz", OpenOptions(use_cache=False))
+
+
+@functools.cache
+def ncu_path(name: str) -> Path:
+    out = _workdir() / f"{name}.ncu-rep"
+    with lzma.open(DATA / "ncu" / f"{name}.ncu-rep.xz") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+@functools.cache
+def ncu_of(name: str):  # type: ignore[no-untyped-def]
+    from tuiperf.load.ncu_open import open_ncu
+
+    return open_ncu(ncu_path(name), OpenOptions(use_cache=False))
+
+
+def without(trace: Trace, *tables: str) -> Trace:
+    """The same trace with some tables dropped (a report traced without NVTX, say)."""
+    return Trace({k: v for k, v in trace.tables.items() if k not in tables}, trace.meta)
+
+
 _HEAD = re.compile(r"^ \*\* .* \((\w+)\):$")
 
 
