@@ -310,12 +310,7 @@ def _devices(props: Any) -> pa.Table:
     def col(key: str) -> list[Any]:
         return [_num(p.get(key)) for p in rows]
 
-    warps = [
-        _num(p.get("maxThreadsPerMultiprocessor")) // w
-        if _num(p.get("maxThreadsPerMultiprocessor")) is not None and (w := _num(p.get("warpSize")))
-        else None
-        for p in rows
-    ]
+    warps = [_ratio(p.get("maxThreadsPerMultiprocessor"), p.get("warpSize")) for p in rows]
     cols = {
         "device": pa.array(col("id"), pa.int32()),
         "name": pa.array([str(p.get("name", "")) for p in rows], pa.string()),
@@ -326,6 +321,11 @@ def _devices(props: Any) -> pa.Table:
         "max_warps_per_sm": pa.array(warps, pa.int32()),
     }
     return schema.conform("devices", cols, len(rows))
+
+
+def _ratio(a: Any, b: Any) -> int | None:
+    x, y = _num(a), _num(b)
+    return x // y if x is not None and y else None
 
 
 def _num(v: Any) -> int | None:

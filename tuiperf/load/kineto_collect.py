@@ -54,7 +54,7 @@ class Columns:
     """Typed append-only columns; every row appends one value to each."""
 
     def __init__(self, spec: dict[str, str]) -> None:
-        self.cols = {k: array(t) for k, t in spec.items()}
+        self.cols: dict[str, array[Any]] = {k: array(t) for k, t in spec.items()}
         self.names = Names()
 
     def __len__(self) -> int:
@@ -86,7 +86,7 @@ class Collected:
     process_labels: dict[int, str] = field(default_factory=dict)
     thread_names: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
-    categories: Counter[str] = field(default_factory=Counter)
+    categories: Counter[Any] = field(default_factory=Counter)
     events: int = 0
 
 
@@ -209,7 +209,7 @@ class Collector:
             self.out.thread_names.setdefault((pid, tid), []).append(args["name"])
 
 
-def _kernel_args(c: dict[str, array], args: dict[str, Any]) -> None:
+def _kernel_args(c: dict[str, array[Any]], args: dict[str, Any]) -> None:
     for key, names in (("grid", _XYZ[:3]), ("block", _XYZ[3:])):
         v = args.get(key)
         ok = type(v) is list and len(v) == 3

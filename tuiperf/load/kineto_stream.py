@@ -1,11 +1,12 @@
-"""Read a Chrome trace JSON file (torch.profiler / Kineto) one event at a time.
+"""Read a Chrome trace JSON file (torch.profiler / Kineto) event by event.
 
 The file is one JSON object whose `traceEvents` array holds the events (or, in
 the older Chrome form, a bare array of events). At most one buffer's worth of
-events are Python objects at any moment: the text is read in chunks (through gzip when the file starts with
-the gzip magic), and stdlib's C scanner decodes the array elements that the buffer
-holds whole, a batch at a time (or one at a time where a batch will not decode). Top-level keys other than `traceEvents` are small and kept whole in
-`header`.
+events are Python objects at any moment: the text is read in chunks (through
+gzip when the file starts with the gzip magic), and stdlib's C scanner decodes
+the array elements that the buffer holds whole, a batch at a time (or one at a
+time where a batch will not decode). Top-level keys other than `traceEvents` are
+small and kept whole in `header`.
 
 A value that fails to decode is retried with more text until the end of the file;
 only there (or when the failure is plainly not at the edge of the buffer) is it an
@@ -41,7 +42,7 @@ class TraceStream:
         self.bytes_read = 0
         self.saw_events = False
         self._progress = progress
-        self._scan = json.JSONDecoder().scan_once
+        self._scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._buf = ""
         self._pos = 0
@@ -204,7 +205,7 @@ def _open(path: Path) -> IO[bytes]:
     with open(path, "rb") as f:
         magic = f.read(2)
     if magic == GZIP_MAGIC:
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     return open(path, "rb")
 
 
