@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_ncu_data import close, csv_dicts, ncu_dir, page, rep  # noqa: F401
+from tests.unit.test_ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.errors import BadReportError
 from tuiperf.load.ncu_csv import KNOWN_SECTIONS, load_ncu_csv, parse_value
 from tuiperf.load.ncu_open import open_ncu
@@ -15,6 +15,11 @@ from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics, render_message, to_base
 
 NO_CACHE = OpenOptions(use_cache=False)
+
+
+@pytest.fixture(scope="module")
+def ncu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return decompress(tmp_path_factory)
 
 
 def km_of(path: Path) -> KernelMetrics:
@@ -70,7 +75,7 @@ def test_render_message() -> None:
 
 
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
-def test_details_page(ncu_dir: Path, name: str) -> None:  # noqa: F811
+def test_details_page(ncu_dir: Path, name: str) -> None:
     rows = csv_dicts(page(ncu_dir, name, "details_base"))
     km = km_of(page(ncu_dir, name, "details_base"))
     assert km.meta["format"] == "ncu-csv-details"
@@ -87,7 +92,7 @@ def test_details_page(ncu_dir: Path, name: str) -> None:  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
-def test_scaled_and_base_details_agree(ncu_dir: Path, name: str) -> None:  # noqa: F811
+def test_scaled_and_base_details_agree(ncu_dir: Path, name: str) -> None:
     base = km_of(page(ncu_dir, name, "details_base")).tables["metrics"].to_pylist()
     scaled_rows = csv_dicts(page(ncu_dir, name, "details"))
     scaled = km_of(page(ncu_dir, name, "details")).tables["metrics"].to_pylist()
@@ -110,7 +115,7 @@ def _decimals(cell: str) -> int:
 
 
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
-def test_raw_page_agrees_with_the_api(ncu_dir: Path, name: str) -> None:  # noqa: F811
+def test_raw_page_agrees_with_the_api(ncu_dir: Path, name: str) -> None:
     """Every numeric cell of the raw page equals the API's value after unit scaling."""
     pytest.importorskip("ncu_report")
     api = km_of(rep(ncu_dir, name))
@@ -150,7 +155,7 @@ _CROSS = (
 
 
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
-def test_api_and_all_pages_agree(ncu_dir: Path, name: str) -> None:  # noqa: F811
+def test_api_and_all_pages_agree(ncu_dir: Path, name: str) -> None:
     """FORMATS.md §6.3: the same metric of the same kernel, four ways."""
     pytest.importorskip("ncu_report")
     api = km_of(rep(ncu_dir, name))
@@ -174,7 +179,7 @@ def test_api_and_all_pages_agree(ncu_dir: Path, name: str) -> None:  # noqa: F81
             assert s.value == pytest.approx(a.value, rel=5e-3, abs=5e-3)
 
 
-def test_kernel_fields_from_csv_and_api_agree(ncu_dir: Path) -> None:  # noqa: F811
+def test_kernel_fields_from_csv_and_api_agree(ncu_dir: Path) -> None:
     pytest.importorskip("ncu_report")
     api = km_of(rep(ncu_dir, "lstm_basic"))
     for p in ("details_base", "raw"):
@@ -200,7 +205,7 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def test_reordered_columns_give_the_same_tables(ncu_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_reordered_columns_give_the_same_tables(ncu_dir: Path, tmp_path: Path) -> None:
     src = page(ncu_dir, "vit_full", "details_base")
     with open(src, newline="") as f:
         rows = list(csv.reader(f))
@@ -214,7 +219,7 @@ def test_reordered_columns_give_the_same_tables(ncu_dir: Path, tmp_path: Path) -
         assert a[n].equals(b[n]), n
 
 
-def test_preamble_lines_are_skipped(ncu_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_preamble_lines_are_skipped(ncu_dir: Path, tmp_path: Path) -> None:
     src = page(ncu_dir, "lstm_basic", "raw")
     dst = _write(
         tmp_path / "pre.csv", "==PROF== Connected to process 1\n==WARNING== x\n" + src.read_text()

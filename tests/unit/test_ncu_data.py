@@ -2,7 +2,8 @@
 
 The reports (ViT `--set full`, 7 kernels; LSTM default set, 30 kernels) and their CSV
 pages (`details`, `details --print-units base`, `raw`) are kept xz-compressed in
-tests/data/ncu. This module holds no tests, only fixtures and helpers.
+tests/data/ncu. This module holds no tests, only helpers; each test module defines its `ncu_dir`
+fixture with `decompress`.
 """
 
 from __future__ import annotations
@@ -20,14 +21,20 @@ REPORTS = ("vit_full", "lstm_basic")
 PAGES = ("details", "details_base", "raw")
 
 
-@pytest.fixture(scope="session")
-def ncu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every file of tests/data/ncu decompressed, read-only."""
-    out = tmp_path_factory.mktemp("ncu")
+def decompress(factory: pytest.TempPathFactory) -> Path:
+    """Every file of tests/data/ncu decompressed once per session, read-only."""
+    out = factory.getbasetemp() / "ncu-data"
+    done = out / ".complete"
+    if done.exists():
+        return out
+    out.mkdir(exist_ok=True)
     for src in NCU_DATA.glob("*.xz"):
         dst = out / src.name[:-3]
+        if dst.exists():
+            dst.chmod(0o644)
         dst.write_bytes(lzma.decompress(src.read_bytes()))
         dst.chmod(0o444)
+    done.touch()
     return out
 
 

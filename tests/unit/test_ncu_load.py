@@ -7,23 +7,29 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_ncu_data import close, csv_dicts, ncu_dir, page, rep  # noqa: F401
+from tests.unit.test_ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.load.ncu_open import describe_ncu, open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 
 pytest.importorskip("ncu_report")
 
+
+@pytest.fixture(scope="module")
+def ncu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return decompress(tmp_path_factory)
+
+
 _CODES = {"OPT": "optimization", "INF": "ok", "WRN": "warning"}
 
 
 @pytest.fixture(scope="module")
-def vit(ncu_dir: Path) -> KernelMetrics:  # noqa: F811
+def vit(ncu_dir: Path) -> KernelMetrics:
     return open_ncu(rep(ncu_dir, "vit_full"), OpenOptions(use_cache=False))
 
 
 @pytest.fixture(scope="module")
-def lstm(ncu_dir: Path) -> KernelMetrics:  # noqa: F811
+def lstm(ncu_dir: Path) -> KernelMetrics:
     return open_ncu(rep(ncu_dir, "lstm_basic"), OpenOptions(use_cache=False))
 
 
@@ -155,7 +161,7 @@ def test_sections_of_a_kernel(vit: KernelMetrics) -> None:
     assert compute == pytest.approx(63.59, abs=0.005) and memory == pytest.approx(77.52, abs=0.005)
 
 
-def test_cache_round_trip(ncu_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_cache_round_trip(ncu_dir: Path, tmp_path: Path) -> None:
     opts = OpenOptions(cache_dir=tmp_path / "c", use_cache=True)
     first = open_ncu(rep(ncu_dir, "lstm_basic"), opts)
     second = open_ncu(rep(ncu_dir, "lstm_basic"), opts)
