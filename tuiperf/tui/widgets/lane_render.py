@@ -70,10 +70,9 @@ def lane_cells(
         if span is not None:
             c0, c1 = max(span[0], 0), min(span[1], vp.columns)
             if c0 < c1:
+                for c in np.flatnonzero(sids[c0:c1] == EMPTY).tolist():
+                    chars[c0 + c] = g.low  # visible without colour too
                 sids[c0:c1] = sid
-                for c in range(c0, c1):
-                    if chars[c] == " ":
-                        chars[c] = g.low
     return chars, sids
 
 

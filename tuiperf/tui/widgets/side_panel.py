@@ -6,6 +6,8 @@ without touching the details; an empty section is hidden.
 
 from __future__ import annotations
 
+import io
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,6 +25,8 @@ class SidePanel(VerticalScroll, can_focus=True):
     def __init__(self, ascii_only: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         self.ascii_only = ascii_only
+        #: what the panel shows (None: nothing selected)
+        self.details: EventDetails | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._hint(), id="details", classes="side--section")
@@ -33,10 +37,12 @@ class SidePanel(VerticalScroll, can_focus=True):
         self.border_title = "Details"
 
     def show_details(self, d: EventDetails) -> None:
+        self.details = d
         self.query_one("#details", Static).update(details_renderable(d, self.ascii_only))
         self.scroll_home(animate=False)
 
     def clear(self) -> None:
+        self.details = None
         self.query_one("#details", Static).update(self._hint())
 
     def _hint(self) -> Text:
@@ -45,6 +51,16 @@ class SidePanel(VerticalScroll, can_focus=True):
             "step through its events."
         )
         return Text(asciify(text) if self.ascii_only else text, style="dim")
+
+    def plain_text(self, width: int = 80) -> str:
+        """What the details section says, as plain text (for tests and copying)."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+        console.print(
+            details_renderable(self.details, self.ascii_only) if self.details else self._hint()
+        )
+        return console.export_text()
 
 
 def details_renderable(d: EventDetails, ascii_only: bool = False) -> Table:

@@ -219,7 +219,8 @@ class Timeline(Widget, can_focus=True):
         segs = self._label(where, self._style("ruler"))
         ruler, cursor = self._style("tick"), self._style("cursor")
         if 0 <= c < cols:
-            chars[c] = self.g.cursor
+            if chars[c] in (" ", self.g.tick):  # never hide a tick label's digits
+                chars[c] = self.g.cursor
             segs += [
                 Segment("".join(chars[:c]), ruler),
                 Segment(chars[c], cursor),
