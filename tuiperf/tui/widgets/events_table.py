@@ -509,6 +509,7 @@ class EventsTable(Vertical):
         self._filter_mode = "text"
         self._busy_timer = None
         self._debounce = None
+        self._warmed: set[str] = set()
 
     # -- composition -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -561,14 +562,17 @@ class EventsTable(Vertical):
             if summary_sort is not None:
                 say("summarizing")
                 summary = table.summary(view).sorted(*summary_sort)
-            elif keep is None:
-                table.warm([s for c in cols.columns(q.kind) for s in c.sources])
         except QueryError as e:
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._failed, gen, str(e))
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._apply, _Computed(gen, view, summary, keep))
+
+    @work(thread=True, group="events-warm", exit_on_error=False)
+    def _warm(self, kind: str) -> None:
+        """Read the kind's columns into numpy after the first frame, before the user sorts."""
+        self.model.table(kind).warm([s for c in cols.columns(kind) for s in c.sources])
 
     def _apply(self, done: _Computed) -> None:
         if done.gen != self._gen:
@@ -592,6 +596,9 @@ class EventsTable(Vertical):
             body.set_rows(EventRows(done.view, self._cache, self.ascii_only), cursor, q.sort,
                           q.descending)  # fmt: skip
         self._refresh_title()
+        if self.kind not in self._warmed:
+            self._warmed.add(self.kind)
+            self._warm(self.kind)
         self.post_message(self.QueryChanged(done.view))
         self._announce_cursor()
 
