@@ -314,18 +314,27 @@ def _gpu_groups(ctx: Ctx) -> list[_Group]:
     """Per (pid, device): GPU ops with start > 0, plus the CUDA profiling-overhead rows of
     that pid strictly inside [first op start, last op end] (copied to every device of the
     process, as nsys does: an overhead on one thread stalls all GPUs of the process)."""
+    cached = ctx.__dict__.get("_nsys_gpu_groups")
+    if cached is None:
+        cached = ctx.__dict__["_nsys_gpu_groups"] = _build_groups(ctx)
+    return cached  # type: ignore[no-any-return]
+
+
+def _build_groups(ctx: Ctx) -> list[_Group]:
     ops = ctx.gpu_ops
     keep = ops.start > 0
     pid, dev = ops.pid[keep], ops.device[keep]
     start, end, cx = ops.start[keep], ops.end[keep], ops.context[keep]
     ov = ctx.table("overhead")
-    ov_mask = np.isin(A.strings(ov, "name"), CUDA_OVERHEAD_NAMES) if ov.num_rows else None
-    ov_start = A.ints(ov, "start")[ov_mask] if ov_mask is not None else np.zeros(0, np.int64)
-    ov_end = A.ints(ov, "end")[ov_mask] if ov_mask is not None else np.zeros(0, np.int64)
-    ov_pid = A.ints(ov, "pid", -1)[ov_mask] if ov_mask is not None else np.zeros(0, np.int64)
+    ov_mask = np.isin(A.strings(ov, "name"), CUDA_OVERHEAD_NAMES)
+    ov_start, ov_end = A.ints(ov, "start")[ov_mask], A.ints(ov, "end")[ov_mask]
+    ov_pid = A.ints(ov, "pid", -1)[ov_mask]
+    key = (pid << 16) | (dev & 0xFFFF)
+    order = np.argsort(key, kind="stable")
+    _, first = np.unique(key[order], return_index=True)
     groups = []
-    for p, d in sorted(set(zip(pid.tolist(), dev.tolist(), strict=True))):
-        sel = (pid == p) & (dev == d)
+    for sel in np.split(order, first[1:]):
+        p, d = int(pid[sel[0]]), int(dev[sel[0]])
         s, e, c = start[sel], end[sel], cx[sel]
         lo, hi = s.min(), e.max()
         o = (ov_pid == p) & (ov_start > lo) & (ov_end < hi)
@@ -435,8 +444,8 @@ def gpu_time_util(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
         raise ValueError("chunks must be between 1 and 1000")
     rows = []
     for g in _gpu_groups(ctx):
-        for start, dur, pct in _low_chunks(g, opts.util_chunks, opts.util_threshold_pct):
-            rows.append((pct, dur, start, g.pid, g.device, int(g.context[0])))
+        for c_start, c_dur, c_pct in _low_chunks(g, opts.util_chunks, opts.util_threshold_pct):
+            rows.append((c_pct, c_dur, c_start, g.pid, g.device, int(g.context[0])))
     if not rows:
         return []
     rows.sort(key=lambda r: (r[0], r[1]))  # nsys: ORDER BY average, duration
