@@ -20,7 +20,13 @@ from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query
 from tuiperf.model.trace import Trace, TraceMeta
-from tuiperf.tui.widgets.events_table import EventsTable, TableBody
+from tuiperf.tui.widgets.events_table import (
+    EventsCommands,
+    EventsTable,
+    KindBar,
+    PathPrompt,
+    TableBody,
+)
 
 REPORT = SHARED / "nsys" / "cnn_osrt.sqlite"
 
@@ -42,6 +48,8 @@ def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
 
 class EventsApp(App[None]):
     """Only the widget, as the lead's app will mount it."""
+
+    COMMANDS = App.COMMANDS | {EventsCommands}
 
     def __init__(self, trace: Trace, ascii_only: bool | None = None) -> None:
         super().__init__()
@@ -325,6 +333,42 @@ async def test_copy_row_as_tsv(trace: Trace) -> None:
         fields = app.clipboard.split("\t")
         assert fields[:3] == [str(first["start"]), str(first["end"]), str(first["duration"])]
         assert fields[-1] == first["name"]
+
+
+@sync
+async def test_kind_bar_click_and_empty_tables() -> None:
+    app = EventsApp(_evil_trace())
+    async with app.run_test(size=(100, 12)) as pilot:
+        await settle(pilot)
+        await pilot.click(KindBar, offset=(12, 0))  # " Kernels " then " Memcpy "
+        await settle(pilot)
+        t = table(app)
+        assert t.kind == "memcpy" and t.border_title == "Events · Memcpy (0)"
+        header = "".join(seg.text for seg in t.body.render_line(0))
+        assert "Size" in header
+        await pilot.press("S")
+        await settle(pilot)
+        assert t.summary is not None and len(t.summary) == 0
+
+
+@sync
+async def test_palette_offers_export(
+    trace: Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = EventsApp(trace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"export: CSV")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, PathPrompt)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert (tmp_path / "cnn_osrt.kernels.csv").exists()
 
 
 def _evil_trace() -> Trace:

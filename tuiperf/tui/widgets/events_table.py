@@ -22,6 +22,7 @@ from rich.style import Style
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
@@ -701,7 +702,7 @@ class EventsTable(Vertical):
         """Put the cursor on event `row` of `kind` (switching tables if needed)."""
         if kind not in cols.KINDS:
             return
-        if kind != self.kind or self.summary_mode:
+        if kind != self.kind or self.summary_mode or self.view is None:
             self.kind, self.summary_mode = kind, False
             self._refresh_kindbar()
             self._run(row)
@@ -932,3 +933,45 @@ class EventsTable(Vertical):
             idx = np.array([rows.row_id(self.body.cursor)], dtype=np.int64)
             values = table.export_table(idx, cols.columns(self.kind)).to_pylist()[0]
         return "\t".join("" if v is None else str(v) for v in values.values())
+
+
+# -- command palette -----------------------------------------------------------------------------
+
+
+class EventsCommands(Provider):
+    """Palette entries (`group: verb`) for the events table, offered while one is on screen.
+
+    Add it to the app: `COMMANDS = App.COMMANDS | {EventsCommands}`.
+    """
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        tables = self.screen.query(EventsTable)
+        if not tables:
+            return []
+        t = tables.first()
+        mode = "events" if t.summary_mode else "summary"
+        out: list[tuple[str, str, Callable[[], object]]] = [
+            ("export: CSV of visible rows", "write the shown rows to a file", t.action_export),
+            ("copy: row under the cursor", "to the clipboard (OSC 52)", t.action_copy),
+            (f"view: per-name {mode}", "toggle the summary", t.action_toggle_summary),
+            ("filter: names", "substring; ! inverts", t.action_filter),
+            ("filter: minimum duration", "e.g. 10us", t.action_min_duration),
+        ]
+        if t.query_now.is_filtered or t.window_only:
+            out.append(("filter: clear", "show every event", t.action_clear))
+        for kind in cols.KINDS:
+            if kind != t.kind:
+                out.append((f"table: {cols.KIND_TITLES[kind]}", "switch the events table",
+                            partial(t.show_kind, kind)))  # fmt: skip
+        return out
+
+    async def discover(self) -> Hits:
+        for name, help_text, run in self._commands():
+            yield DiscoveryHit(name, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, run in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), run, help=help_text)
