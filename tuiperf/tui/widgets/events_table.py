@@ -30,6 +30,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widgets import Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
@@ -508,8 +509,8 @@ class EventsTable(Vertical):
         self._cache = RowCache()
         self._gen = 0
         self._filter_mode = "text"
-        self._busy_timer = None
-        self._debounce = None
+        self._busy_timer: Timer | None = None
+        self._debounce: Timer | None = None
         self._warmed: set[str] = set()
 
     # -- composition -------------------------------------------------------------------
