@@ -173,3 +173,18 @@ def test_cache_round_trip(ncu_dir: Path, tmp_path: Path) -> None:
     assert info["format"] == "ncu-rep" and info["rows"]["kernels"] == 30
     assert info["devices"][0]["name"] == "NVIDIA H200" and info["devices"][0]["sm_count"] == 132
     assert info["from_cache"] is True and info["cache"]
+
+
+@pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
+def test_normalized_api_names_equal_the_csv_names(
+    ncu_dir: Path, name: str, vit: KernelMetrics, lstm: KernelMetrics
+) -> None:
+    """ncu_names.normalize bridges the API's (and nsys's) spelling and ncu's CSV spelling."""
+    from tuiperf.model.ncu_names import normalize, short_name
+
+    km = vit if name == "vit_full" else lstm
+    names = {int(r["ID"]): r["Kernel Name"] for r in csv_dicts(page(ncu_dir, name, "details"))}
+    for kid in km.kernel_ids():
+        k = km.kernel(kid)
+        assert normalize(k.demangled or "") == normalize(names[kid])
+        assert short_name(names[kid]) == k.name

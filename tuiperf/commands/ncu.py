@@ -312,7 +312,7 @@ def _kernel_header(k: Any) -> list[Any]:
     facts = [
         f"grid {_dims(k.grid)}" if k.grid else "",
         f"block {_dims(k.block)}" if k.block else "",
-        f"{k.registers} registers" if k.registers is not None else "",
+        f"{k.registers} regs" if k.registers is not None else "",
         fmt.duration(k.duration_ns) if k.duration_ns is not None else "",
         f"device {k.device}" if k.device is not None else "",
         f"stream {k.stream}" if k.stream is not None else "",

@@ -205,7 +205,7 @@ def _devices(k: pa.Table) -> list[dict[str, Any]]:
 
 
 def _index(path: Path, header: list[str], required: tuple[str, ...]) -> dict[str, int]:
-    idx = {}
+    idx: dict[str, int] = {}
     for i, h in enumerate(header):
         idx.setdefault(h, i)
         for prefix in (_NVTX_PUSH, _NVTX_START):

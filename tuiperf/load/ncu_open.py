@@ -102,13 +102,13 @@ def describe_ncu(path: Path, opts: Any = None) -> dict[str, Any]:
 
 def describe_metrics(km: KernelMetrics) -> dict[str, Any]:
     m, k = km.meta, km.kernels
-    procs = {}
+    procs: dict[int, str] = {}
     for pid, name in zip(
         k.column("process_id").to_pylist(), k.column("process_name").to_pylist(), strict=True
     ):
         if pid is not None:
             procs.setdefault(pid, name or "")
-    sm = {}
+    sm: dict[Any, Any] = {}
     for kid in km.kernel_ids():
         sm.setdefault(km.kernel(kid).device, km.value(kid, "launch__sm_count"))
     devices = [

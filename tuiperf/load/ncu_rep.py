@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -78,12 +79,32 @@ def check_magic(path: Path) -> None:
         raise BadReportError(f"{path}: not an Nsight Compute report (no NVR header)")
 
 
+@contextlib.contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Silence the C++ library's own log lines on stderr (protobuf parse errors on a
+    damaged file); the user gets one line from us instead."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            sys.stderr.flush()
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def open_context(path: Path) -> Any:
     """ncu_report's IContext, or a one-line error for damaged and foreign files."""
     check_magic(path)
     ncu = import_ncu_report()
     try:
-        ctx = ncu.load_report(str(path))
+        with _quiet_fd2():
+            ctx = ncu.load_report(str(path))
     except Exception as e:  # the SWIG layer raises plain RuntimeError and others
         raise BadReportError(f"{path}: cannot read the Nsight Compute report ({e})") from e
     if ctx is None or ctx.num_ranges() == 0:
@@ -92,7 +113,7 @@ def open_context(path: Path) -> Any:
 
 
 def actions(ctx: Any) -> list[Any]:
-    out = []
+    out: list[Any] = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         out.extend(rng.action_by_idx(i) for i in range(rng.num_actions()))
@@ -293,7 +314,7 @@ def _rule_row(
         "type": kind,
         "title": msg.get("title") or None,
         "message": render_message(msg.get("message") or ""),
-        "speedup_type": _SPEEDUP_TYPES.get(sp.get("type")) if sp else None,
+        "speedup_type": _SPEEDUP_TYPES.get(int(sp.get("type") or 0)) if sp else None,
         "speedup": sp.get("speedup") if sp else None,
         "focus": focus,
     }
@@ -301,7 +322,7 @@ def _rule_row(
 
 def _meta(path: Path, ctx: Any, tables: dict[str, pa.Table]) -> dict[str, Any]:
     k = tables["kernels"]
-    devices = {}
+    devices: dict[Any, dict[str, Any]] = {}
     for dev, name, cc in zip(
         k.column("device").to_pylist(),
         k.column("device_name").to_pylist(),

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 _NVTX = pa.list_(pa.struct([("domain", pa.string()), ("name", pa.string())]))
@@ -326,8 +327,10 @@ class Kernel:
 
 
 def _dims(row: dict[str, Any], p: str) -> tuple[int, int, int] | None:
-    xyz = (row.get(f"{p}_x"), row.get(f"{p}_y"), row.get(f"{p}_z"))
-    return None if any(v is None for v in xyz) else (int(xyz[0]), int(xyz[1]), int(xyz[2]))
+    x, y, z = (row.get(f"{p}_{d}") for d in "xyz")
+    if x is None or y is None or z is None:
+        return None
+    return int(x), int(y), int(z)
 
 
 def kernel_from_row(row: dict[str, Any]) -> Kernel:
@@ -393,25 +396,19 @@ class KernelMetrics:
         return self.tables[name].slice(lo, hi - lo)
 
     def metrics_of(self, kernel_id: int, details: str = "all") -> list[Metric]:
-        """The kernel's metrics; `details="header"` keeps ncu's header metrics only."""
-        out = []
-        for r in self.rows("metrics", kernel_id).to_pylist():
-            if details == "header" and r["part"] not in (None, "header"):
-                continue
-            if details == "header" and r["section_id"] is None:
-                continue
-            out.append(
-                Metric(
-                    r["metric"],
-                    r["label"],
-                    r["unit"] or "",
-                    r["value"],
-                    r["text"],
-                    r["part"],
-                    r["section_id"],
-                )
+        """The kernel's metrics; `details="header"` keeps ncu's header metrics only
+        (those of a section, not marked `body`)."""
+        t = self.rows("metrics", kernel_id)
+        if details == "header" and t.num_rows:
+            part = pc.fill_null(t["part"].cast(pa.string()), "header")
+            t = t.filter(pc.and_(pc.is_valid(t["section_id"]), pc.equal(part, "header")))
+        cols = ("metric", "label", "unit", "value", "text", "part", "section_id")
+        return [
+            Metric(name, label, unit or "", value, text, part, sid)
+            for name, label, unit, value, text, part, sid in zip(
+                *(t[c].to_pylist() for c in cols), strict=True
             )
-        return out
+        ]
 
     def metric(self, kernel_id: int, name: str) -> Metric | None:
         """A metric by its ncu name (`gpu__time_duration.sum`); where several sections show
