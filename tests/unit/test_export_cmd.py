@@ -125,7 +125,7 @@ def test_window_and_min_duration(events: Events, tmp_path: Path) -> None:
     out = tmp_path / "w.csv"
     t = events.trace.table("kernels")
     lo, hi = t["start"][200].as_py(), t["start"][600].as_py()
-    args = ["--start", str(lo), "--end", str(hi), "--min-duration", "3000"]
+    args = ["--start", str(lo), "--end", str(hi), "--min-duration", "3us"]
     assert _run(*args, "--columns", "start_ns,end_ns,duration_ns", "-o", str(out)) == 0
     rows = [[int(x) for x in r] for r in _read_csv(out)[1:]]
     assert rows and all(s < hi and e > lo and d >= 3000 for s, e, d in rows)

@@ -182,6 +182,16 @@ def _summary_key(specs: tuple[cols.SummaryColumn, ...], name: str) -> str:
     )
 
 
+def _ns(text: str) -> int:
+    from tuiperf.model.query import QueryError, parse_duration
+
+    try:
+        value = parse_duration(text)
+    except QueryError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+    return 0 if value is None else value
+
+
 def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument("report_path", metavar="REPORT", type=Path, help="the report to read")
     p.add_argument(
@@ -200,7 +210,12 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help="keep names containing TEXT (case-insensitive); a leading ! inverts",
     )
     f.add_argument("--regex", action="store_true", help="TEXT is a regular expression")
-    f.add_argument("--min-duration", type=int, metavar="NS", help="keep events lasting >= NS")
+    f.add_argument(
+        "--min-duration",
+        type=_ns,
+        metavar="NS",
+        help="keep events lasting >= NS (or with a unit: 10us, 1.5ms)",
+    )
     f.add_argument("--start", type=int, metavar="NS", help="keep events ending after NS")
     f.add_argument("--end", type=int, metavar="NS", help="keep events starting before NS")
     o = p.add_argument_group("output")
