@@ -317,7 +317,9 @@ def _kernel_header(k: Any) -> list[Any]:
         f"device {k.device}" if k.device is not None else "",
         f"stream {k.stream}" if k.stream is not None else "",
     ]
-    lines = [title, Text(fmt.clean(k.display_name, 400), style="dim")]
+    lines = [title]
+    if k.display_name != k.name:
+        lines.append(Text(fmt.clean(k.display_name, 400), style="dim"))
     lines.append(Text(" · ".join(f for f in facts if f)))
     if k.nvtx:
         lines.append(Text("NVTX " + " > ".join(fmt.clean(n, 60) for n in k.nvtx)))
