@@ -25,9 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 DATA = REPO / "bench" / "data"
 TUIPERF = [sys.executable, "-m", "tuiperf"]
-TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY",
-          "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS",
-          "OSRT_API"]
+TABLES = [
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "NVTX_EVENTS",
+    "OSRT_API",
+]
 
 
 @dataclass
@@ -39,8 +45,13 @@ class Run:
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     """Wall time and peak RSS of one child process (os.wait4 gives that child's rusage)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})}, cwd=REPO)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -61,8 +72,10 @@ def floor(path: Path) -> Run:
     cli = shutil.which("sqlite3")
     if cli:
         return median([timed([cli, str(path), sql]) for _ in range(3)])
-    code = f"import sqlite3; db = sqlite3.connect({str(path)!r}); [db.execute(q).fetchall() " \
-           f"for q in {sql.split('; ')!r}]"
+    code = (
+        f"import sqlite3; db = sqlite3.connect({str(path)!r}); [db.execute(q).fetchall() "
+        f"for q in {sql.split('; ')!r}]"
+    )
     return median([timed([sys.executable, "-c", code]) for _ in range(3)])
 
 
@@ -78,8 +91,18 @@ def ensure_tiles() -> list[Path]:
         p = DATA / f"vit_range_x{times}.sqlite"
         if not p.exists():
             print(f"tiling {src.name} x{times} …", file=sys.stderr)
-            subprocess.run([sys.executable, str(SHARED / "tools" / "scale_nsys.py"), str(src),
-                            str(p), "--times", str(times)], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(SHARED / "tools" / "scale_nsys.py"),
+                    str(src),
+                    str(p),
+                    "--times",
+                    str(times),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         out.append(p)
     return out
 
@@ -99,19 +122,39 @@ def measure(path: Path, repeats: int) -> dict[str, object]:
         with tempfile.TemporaryDirectory(prefix="tuiperf-bench-") as cache:
             colds.append(timed([*TUIPERF, "convert", str(path), "--cache-dir", cache, "-q"]))
             arrow_mib = dir_mib(Path(cache))
-            summ = [*TUIPERF, "summary", str(path), "-r", "cuda_gpu_kern_sum", "--cache-dir",
-                    cache, "-q", "--top", "20", "--width", "120"]
+            summ = [
+                *TUIPERF,
+                "summary",
+                str(path),
+                "-r",
+                "cuda_gpu_kern_sum",
+                "--cache-dir",
+                cache,
+                "-q",
+                "--top",
+                "20",
+                "--width",
+                "120",
+            ]
             reopen_first.append(timed(summ))
             reopen.extend(timed(summ) for _ in range(3))
     cold, first, warm = median(colds), median(reopen_first), median(reopen)
-    return {"file": path.name, "kernels": kernels_in(path), "size_mib": path.stat().st_size / 2**20,
-            "floor": fl.wall, "cold": cold, "first": first, "warm": warm, "arrow_mib": arrow_mib}
+    return {
+        "file": path.name,
+        "kernels": kernels_in(path),
+        "size_mib": path.stat().st_size / 2**20,
+        "floor": fl.wall,
+        "cold": cold,
+        "first": first,
+        "warm": warm,
+        "arrow_mib": arrow_mib,
+    }
 
 
 def table(rows: list[dict[str, object]]) -> list[str]:
     out = [
-        "| report | kernels | SQLite | floor | cold convert | ×floor | peak RSS | Arrow | RSS/Arrow |"
-        " reopen+kern_sum (1st) | reopen+kern_sum | peak RSS |",
+        "| report | kernels | SQLite | floor | cold convert | ×floor | peak RSS | Arrow "
+        "| RSS/Arrow | reopen+kern_sum (1st) | reopen+kern_sum | peak RSS |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -120,7 +163,8 @@ def table(rows: list[dict[str, object]]) -> list[str]:
         fl, arrow = float(r["floor"]), float(r["arrow_mib"])  # type: ignore[arg-type]
         out.append(
             f"| {r['file']} | {r['kernels']:,} | {r['size_mib']:.0f} MiB | {fl:.2f} s | "
-            f"{cold.wall:.2f} s | {cold.wall / fl:.1f}× | {cold.rss_mib:.0f} MiB | {arrow:.0f} MiB | "
+            f"{cold.wall:.2f} s | {cold.wall / fl:.1f}× | {cold.rss_mib:.0f} MiB | "
+            f"{arrow:.0f} MiB | "
             f"{cold.rss_mib / arrow:.2f} | {first.wall:.2f} s | {warm.wall:.2f} s | "
             f"{warm.rss_mib:.0f} MiB |"
         )
@@ -132,18 +176,27 @@ def other_benches() -> list[str]:
     for script in sorted((REPO / "bench").glob("bench_*.py")):
         print(f"running {script.name} …", file=sys.stderr)
         t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                             cwd=REPO, timeout=3600)
+        res = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, cwd=REPO, timeout=3600
+        )
         took = time.perf_counter() - t0
-        out += ["", f"## {script.stem} ({took:.0f} s, exit {res.returncode})", "", "```",
-                res.stdout.strip() or res.stderr.strip()[-2000:], "```"]
+        out += [
+            "",
+            f"## {script.stem} ({took:.0f} s, exit {res.returncode})",
+            "",
+            "```",
+            res.stdout.strip() or res.stderr.strip()[-2000:],
+            "```",
+        ]
     return out
 
 
 def main() -> int:
     quick = "--quick" in sys.argv
-    fixtures = [SHARED / "fixtures" / "nsys" / f"{n}.sqlite"
-                for n in ("vit_range", "cnn_osrt", "vit_amp", "lstm")]
+    fixtures = [
+        SHARED / "fixtures" / "nsys" / f"{n}.sqlite"
+        for n in ("vit_range", "cnn_osrt", "vit_amp", "lstm")
+    ]
     tiles = ensure_tiles()
     rows = []
     for p in fixtures:

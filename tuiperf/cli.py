@@ -42,14 +42,20 @@ def _commands() -> dict[str, object]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="tuiperf", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="tuiperf",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("-V", "--version", action="version", version=f"tuiperf {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in _commands().values():
-        sp = sub.add_parser(cmd.name, help=cmd.help, description=cmd.description,  # type: ignore[attr-defined]
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp = sub.add_parser(
+            cmd.name,
+            help=cmd.help,
+            description=cmd.description,  # type: ignore[attr-defined]
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
         cmd.prepare(sp)  # type: ignore[attr-defined]
         sp.set_defaults(_run=cmd.run)  # type: ignore[attr-defined]
@@ -100,8 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         what = (str(e).strip().splitlines() or [""])[0][:300]
-        print(f"tuiperf: error: internal error ({type(e).__name__}: {what}); "
-              "rerun with --debug and report it", file=sys.stderr)
+        print(
+            f"tuiperf: error: internal error ({type(e).__name__}: {what}); "
+            "rerun with --debug and report it",
+            file=sys.stderr,
+        )
         return int(ExitCode.FAILURE)
 
 

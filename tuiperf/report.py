@@ -16,8 +16,9 @@ _NAME_LIMIT = 200
 
 
 def make_console(out: TextIO, width: int | None = None) -> Console:
-    return Console(file=out, width=width, highlight=False, markup=False, emoji=False,
-                   soft_wrap=False)
+    return Console(
+        file=out, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
+    )
 
 
 def cell(value: object, kind: str, header: str) -> Text:
@@ -45,28 +46,38 @@ def _label(header: str) -> str:
     return header.replace(" (ns)", "").replace(" (MB)", "").replace("Time (%)", "Time")
 
 
-def stats_table(table: StatsTable, top: int = 20, title: str | None = None,
-                width: int = 120) -> Table:
+def stats_table(
+    table: StatsTable, top: int = 20, title: str | None = None, width: int = 120
+) -> Table:
     """The report as a Rich table: numbers sized to fit, the name column takes the rest."""
     n = table.num_rows if not top else min(top, table.num_rows)
     head = table.data.slice(0, n).to_pylist()
     columns = list(table.columns)
     last = columns[-1].key
-    widths = {c.key: max([len(_label(c.header))] +
-                         [cell(r[c.key], c.fmt, c.header).cell_len for r in head])
-              for c in columns if c.key != last}
+    widths = {
+        c.key: max(
+            [len(_label(c.header))] + [cell(r[c.key], c.fmt, c.header).cell_len for r in head]
+        )
+        for c in columns
+        if c.key != last
+    }
     for key in _OPTIONAL:
         if sum(widths.values()) + 2 * len(columns) + _NAME_MIN <= width:
             break
         if key in widths:
             widths.pop(key)
             columns = [c for c in columns if c.key != key]
-    t = Table(title=Text(fmt.clean(title)) if title else None, title_justify="left",
-              header_style="bold", expand=True, pad_edge=False, box=box.SIMPLE_HEAD)
+    t = Table(
+        title=Text(fmt.clean(title)) if title else None,
+        title_justify="left",
+        header_style="bold",
+        expand=True,
+        pad_edge=False,
+        box=box.SIMPLE_HEAD,
+    )
     for c in columns:
         if c.key == last:
-            t.add_column(_label(c.header), overflow="ellipsis", no_wrap=True, ratio=1,
-                         min_width=8)
+            t.add_column(_label(c.header), overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
         else:
             just = "left" if c.fmt == "str" else "right"
             t.add_column(_label(c.header), justify=just, no_wrap=True, width=widths[c.key])
@@ -75,8 +86,13 @@ def stats_table(table: StatsTable, top: int = 20, title: str | None = None,
     return t
 
 
-def print_stats(out: TextIO, table: StatsTable, top: int = 20, width: int | None = None,
-                title: str | None = None) -> None:
+def print_stats(
+    out: TextIO,
+    table: StatsTable,
+    top: int = 20,
+    width: int | None = None,
+    title: str | None = None,
+) -> None:
     console = make_console(out, width)
     if table.num_rows == 0:
         console.print(Text(f"{title or table.report}: no rows (the report has no such events)"))
@@ -92,8 +108,11 @@ def print_info(console: Console, info: dict[str, object]) -> None:
     line("format", f"{info['format']} · {info['tool']} {info['tool_version']}".strip())
     for d in info["devices"] or []:  # type: ignore[attr-defined]
         mem = fmt.size(d.get("total_memory"))
-        line("device", f"{d['device']}: {d.get('name') or '?'} · {d.get('sm_count') or '?'} SMs"
-             f" · {mem or '?'}")
+        line(
+            "device",
+            f"{d['device']}: {d.get('name') or '?'} · {d.get('sm_count') or '?'} SMs"
+            f" · {mem or '?'}",
+        )
     for p in info["processes"]:  # type: ignore[attr-defined]
         n = sum(1 for t in info["threads"] if t["pid"] == p["pid"])  # type: ignore[attr-defined]
         line("process", f"{p['pid']} {p['name']} · {n} named threads")
@@ -112,5 +131,9 @@ def print_info(console: Console, info: dict[str, object]) -> None:
             seen.add(short)
             line("note", short)
     cache = info.get("cache")
-    line("cache", f"{cache} ({'reused' if info.get('from_cache') else 'written now'})"
-         if cache else "not cached (--no-cache)")
+    line(
+        "cache",
+        f"{cache} ({'reused' if info.get('from_cache') else 'written now'})"
+        if cache
+        else "not cached (--no-cache)",
+    )

@@ -16,8 +16,14 @@ from tests.conftest import REPO
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "tuiperf", *args], capture_output=True,
-                          text=True, cwd=REPO, env=full_env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tuiperf", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=full_env,
+        timeout=120,
+    )
 
 
 def digest(path: Path) -> str:

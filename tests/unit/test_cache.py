@@ -53,8 +53,9 @@ def test_changed_source_replaces_the_stale_entry(report: Path, tmp_path: Path) -
     assert len(new) == 1 and new != old
 
 
-@pytest.mark.parametrize("damage", ["delete_manifest", "truncate_table", "garbage_manifest",
-                                    "wrong_rows"])
+@pytest.mark.parametrize(
+    "damage", ["delete_manifest", "truncate_table", "garbage_manifest", "wrong_rows"]
+)
 def test_damaged_entry_is_rebuilt(damage: str, report: Path, tmp_path: Path) -> None:
     opts = OpenOptions(cache_dir=tmp_path / "c")
     open_trace(report, opts)
@@ -85,8 +86,9 @@ def test_no_cache_writes_nothing(report: Path, tmp_path: Path) -> None:
 def test_leftover_temp_of_dead_process_is_swept(report: Path, tmp_path: Path) -> None:
     root = tmp_path / "c"
     root.mkdir()
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     stale = root / f".tmp-{dead}-abc"
     stale.mkdir()
     (stale / "kernels.arrow").write_bytes(b"half")
@@ -96,10 +98,20 @@ def test_leftover_temp_of_dead_process_is_swept(report: Path, tmp_path: Path) ->
 
 def test_two_processes_open_at_once(report: Path, tmp_path: Path) -> None:
     cache = tmp_path / "c"
-    cmd = [sys.executable, "-m", "tuiperf", "summary", str(report), "--csv", "--cache-dir",
-           str(cache)]
-    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(3)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tuiperf",
+        "summary",
+        str(report),
+        "--csv",
+        "--cache-dir",
+        str(cache),
+    ]
+    procs = [
+        subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
     assert len({o[0] for o in outs}) == 1
@@ -114,8 +126,9 @@ def test_key_depends_on_identity(report: Path) -> None:
     assert a == CacheKey.for_source(report, "nsys-sqlite")
 
 
-def test_store_failure_leaves_no_entry(report: Path, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_failure_leaves_no_entry(
+    report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A crash while writing (here: a failing table write) leaves no half entry."""
     import tuiperf.load.cache as cache_mod
 

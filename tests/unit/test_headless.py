@@ -35,11 +35,10 @@ def test_batch_commands_do_not_import_textual(nsys_dir) -> None:  # type: ignore
         ["summary", "--help"],
     ):
         code = (
-            "import sys, runpy; sys.argv = ['tuiperf', *%r]\n"
+            f"import sys, runpy; sys.argv = ['tuiperf', *{args!r}]\n"
             "try:\n    runpy.run_module('tuiperf', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "print('TEXTUAL' if 'textual' in sys.modules else 'HEADLESS', file=sys.stderr)"
-            % (args,)
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=120

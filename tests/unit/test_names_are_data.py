@@ -19,8 +19,10 @@ def evil_report(tmp_path: Path, nsys_dir: Path) -> Path:
     shutil.copy(nsys_dir / "vit_range.sqlite", p)
     p.chmod(0o644)
     db = sqlite3.connect(p)
-    top = db.execute("SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1 "
-                     "ORDER BY sum(end-start) DESC LIMIT 2").fetchall()
+    top = db.execute(
+        "SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1 "
+        "ORDER BY sum(end-start) DESC LIMIT 2"
+    ).fetchall()
     db.execute("UPDATE StringIds SET value = ? WHERE id = ?", (EVIL, top[0][0]))
     db.execute("UPDATE StringIds SET value = ? WHERE id = ?", ("k" * 1_000_000, top[1][0]))
     db.execute("UPDATE NVTX_EVENTS SET text = ? WHERE text = 'forward'", ("[link=x]fw[/link]",))

@@ -28,8 +28,9 @@ def test_directory_exports_equal_sqlite(kind: str, nsys_dir: Path) -> None:
     for name in ("kernels", "memcpy", "api", "nvtx", "osrt"):
         ta, tb = a.table(name), b.table(name)
         for col in ta.column_names:
-            assert ta[col].cast(ta.schema.field(col).type).to_pylist() == \
-                tb[col].to_pylist(), f"{name}.{col}"
+            assert ta[col].cast(ta.schema.field(col).type).to_pylist() == tb[col].to_pylist(), (
+                f"{name}.{col}"
+            )
     for report in stats.REPORTS:
         assert csv_rows(stats.compute(a, report)) == csv_rows(stats.compute(b, report))
 
@@ -104,8 +105,7 @@ def test_missing_tables_are_absent_not_errors(nsys_dir: Path, tmp_path: Path) ->
     assert csv_rows(stats.compute(tr, "cuda_gpu_trace"))[1][0][16] == "GPU (0)"
 
 
-def test_connectorx_and_stdlib_paths_agree(nsys_dir: Path, monkeypatch: pytest.MonkeyPatch
-                                           ) -> None:
+def test_connectorx_and_stdlib_paths_agree(nsys_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = load(nsys_dir / "lstm.sqlite")
     monkeypatch.setenv("TUIPERF_NO_CONNECTORX", "1")
     slow = load(nsys_dir / "lstm.sqlite")

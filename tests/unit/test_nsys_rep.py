@@ -40,24 +40,42 @@ def env_for(work: Path, **extra: str) -> dict[str, str]:
 
 def test_without_nsys_exit_3_with_the_command(workdir: Path) -> None:
     rep = workdir / "reports" / "vit_range.nsys-rep"
-    res = run_cli("summary", str(rep), "--csv", "--cache-dir", str(workdir / "c"),
-                  env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"})
+    res = run_cli(
+        "summary",
+        str(rep),
+        "--csv",
+        "--cache-dir",
+        str(workdir / "c"),
+        env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"},
+    )
     assert_one_line_error(res, 3)
-    assert f"nsys export --type sqlite --force-overwrite true -o {rep.with_suffix('.sqlite')}" \
+    assert (
+        f"nsys export --type sqlite --force-overwrite true -o {rep.with_suffix('.sqlite')}"
         in res.stderr
+    )
 
 
 def test_sqlite_export_when_arrowdir_unsupported(workdir: Path, reference_dir: Path) -> None:
     rep = workdir / "reports" / "vit_range.nsys-rep"
     before = digest(rep)
     cache = workdir / "c"
-    res = run_cli("summary", str(rep), "-r", "cuda_gpu_kern_sum", "--csv", "--cache-dir",
-                  str(cache), env=env_for(workdir, STANDIN_NO_ARROWDIR="1"))
+    res = run_cli(
+        "summary",
+        str(rep),
+        "-r",
+        "cuda_gpu_kern_sum",
+        "--csv",
+        "--cache-dir",
+        str(cache),
+        env=env_for(workdir, STANDIN_NO_ARROWDIR="1"),
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout == (reference_dir / "stats_vit_range_cuda_gpu_kern_sum.csv").read_text()
     assert digest(rep) == before
     assert sorted(p.name for p in (workdir / "reports").iterdir()) == [
-        "cnn_osrt.nsys-rep", "vit_range.nsys-rep"]  # nothing written beside the report
+        "cnn_osrt.nsys-rep",
+        "vit_range.nsys-rep",
+    ]  # nothing written beside the report
     assert cache_is_clean(cache)
     assert not any((cache / "exports").iterdir())  # the raw export is dropped after converting
 
@@ -65,13 +83,27 @@ def test_sqlite_export_when_arrowdir_unsupported(workdir: Path, reference_dir: P
 def test_arrowdir_export_then_cache_without_nsys(workdir: Path, reference_dir: Path) -> None:
     rep = workdir / "reports" / "cnn_osrt.nsys-rep"
     cache = workdir / "c"
-    res = run_cli("summary", str(rep), "-r", "nvtx_sum", "--csv", "--cache-dir", str(cache),
-                  env=env_for(workdir))
+    res = run_cli(
+        "summary",
+        str(rep),
+        "-r",
+        "nvtx_sum",
+        "--csv",
+        "--cache-dir",
+        str(cache),
+        env=env_for(workdir),
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout == (reference_dir / "stats_cnn_osrt_nvtx_sum.csv").read_text()
     # reopening needs no nsys at all: the cache answers
-    again = run_cli("info", str(rep), "--json", "--cache-dir", str(cache),
-                    env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"})
+    again = run_cli(
+        "info",
+        str(rep),
+        "--json",
+        "--cache-dir",
+        str(cache),
+        env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"},
+    )
     assert again.returncode == 0, again.stderr
     assert '"from_cache": true' in again.stdout
     assert '"format": "nsys-rep"' in again.stdout
@@ -80,8 +112,9 @@ def test_arrowdir_export_then_cache_without_nsys(workdir: Path, reference_dir: P
 def test_failed_export_leaves_no_debris(workdir: Path) -> None:
     rep = workdir / "reports" / "vit_range.nsys-rep"
     cache = workdir / "c"
-    res = run_cli("info", str(rep), "--cache-dir", str(cache),
-                  env=env_for(workdir, STANDIN_FAIL="1"))
+    res = run_cli(
+        "info", str(rep), "--cache-dir", str(cache), env=env_for(workdir, STANDIN_FAIL="1")
+    )
     assert_one_line_error(res, 1)
     assert "nsys export failed" in res.stderr
     assert cache_is_clean(cache)
@@ -95,8 +128,16 @@ def test_sibling_export_is_used_directly(workdir: Path, reference_dir: Path) -> 
     now = time.time()
     os.utime(rep, (now - 100, now - 100))
     os.utime(sibling, (now, now))
-    res = run_cli("summary", str(rep), "-r", "cuda_api_sum", "--csv", "--cache-dir",
-                  str(workdir / "c"), env={"TUIPERF_NSYS": str(workdir / "no-such-nsys")})
+    res = run_cli(
+        "summary",
+        str(rep),
+        "-r",
+        "cuda_api_sum",
+        "--csv",
+        "--cache-dir",
+        str(workdir / "c"),
+        env={"TUIPERF_NSYS": str(workdir / "no-such-nsys")},
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout == (reference_dir / "stats_vit_range_cuda_api_sum.csv").read_text()
 
@@ -108,6 +149,11 @@ def test_older_sibling_is_ignored(workdir: Path) -> None:
     now = time.time()
     os.utime(sibling, (now - 100, now - 100))
     os.utime(rep, (now, now))
-    res = run_cli("info", str(rep), "--cache-dir", str(workdir / "c"),
-                  env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"})
+    res = run_cli(
+        "info",
+        str(rep),
+        "--cache-dir",
+        str(workdir / "c"),
+        env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"},
+    )
     assert_one_line_error(res, 3)

@@ -17,8 +17,18 @@ def test_summary_csv_equals_nsys_stats(
     report: str, name: str, nsys_dir: Path, reference_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out.csv"
-    rc = main(["summary", str(nsys_dir / f"{report}.sqlite"), "--report", name,
-               "--format", "csv", "-o", str(out)])
+    rc = main(
+        [
+            "summary",
+            str(nsys_dir / f"{report}.sqlite"),
+            "--report",
+            name,
+            "--format",
+            "csv",
+            "-o",
+            str(out),
+        ]
+    )
     assert rc == 0
     expected = (reference_dir / f"stats_{report}_{name}.csv").read_bytes()
     got = out.read_bytes()
@@ -29,11 +39,23 @@ def test_summary_csv_equals_nsys_stats(
 
 
 @pytest.mark.parametrize("name", ["cuda_gpu_kern_sum", "nvtx_sum", "cuda_api_sum"])
-def test_cached_summary_equals_fresh(name: str, nsys_dir: Path, reference_dir: Path,
-                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cached_summary_equals_fresh(
+    name: str,
+    nsys_dir: Path,
+    reference_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The second run reads the stored result; it must print the same bytes."""
-    args = ["summary", str(nsys_dir / "cnn_osrt.sqlite"), "-r", name, "--csv",
-            "--cache-dir", str(tmp_path)]
+    args = [
+        "summary",
+        str(nsys_dir / "cnn_osrt.sqlite"),
+        "-r",
+        name,
+        "--csv",
+        "--cache-dir",
+        str(tmp_path),
+    ]
     assert main(args) == 0
     first = capsys.readouterr().out
     assert list(tmp_path.glob("*/derived/summary-*.arrow"))
@@ -69,8 +91,9 @@ def test_table_format_top_and_note(nsys_dir: Path, capsys: pytest.CaptureFixture
 def test_json_rows(nsys_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    assert main(["summary", str(nsys_dir / "cnn_osrt.sqlite"), "-r", "mem", "--format",
-                 "json"]) == 0
+    assert (
+        main(["summary", str(nsys_dir / "cnn_osrt.sqlite"), "-r", "mem", "--format", "json"]) == 0
+    )
     data = json.loads(capsys.readouterr().out)
     ops = {r["operation"]: r for r in data["rows"]}
     assert ops["[CUDA memcpy Host-to-Device]"]["count"] == 78

@@ -21,9 +21,13 @@ class Command:
 
 def add_cache_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cache")
-    g.add_argument("--cache-dir", type=Path, metavar="DIR",
-                   help="where converted tables are kept (default: $TUIPERF_CACHE_DIR or "
-                        "$XDG_CACHE_HOME/tuiperf)")
+    g.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="where converted tables are kept (default: $TUIPERF_CACHE_DIR or "
+        "$XDG_CACHE_HOME/tuiperf)",
+    )
     g.add_argument("--no-cache", action="store_true", help="convert in memory; write nothing")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 

@@ -16,10 +16,19 @@ from tuiperf.errors import TuiperfError
 
 def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument("report_path", metavar="REPORT", type=Path)
-    p.add_argument("-o", "--output", type=Path, metavar="DIR",
-                   help="write a folder of Arrow IPC files here (default: only the cache)")
-    p.add_argument("--compression", choices=("none", "zstd", "lz4"), default="none",
-                   help="compress the folder's files (smaller; opens slower)")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="write a folder of Arrow IPC files here (default: only the cache)",
+    )
+    p.add_argument(
+        "--compression",
+        choices=("none", "zstd", "lz4"),
+        default="none",
+        help="compress the folder's files (smaller; opens slower)",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing DIR")
     add_cache_args(p)
 
@@ -40,8 +49,11 @@ def write_folder(trace, out: Path, compression: str | None, force: bool) -> None
         for name, t in trace.tables.items():
             write_ipc(tmp / f"{name}.arrow", t, compression)
         meta = trace.meta.to_json() | {"cache_path": None, "from_cache": False}
-        manifest = {"schema_version": SCHEMA_VERSION,
-                    "tables": {n: t.num_rows for n, t in trace.tables.items()}, "meta": meta}
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "tables": {n: t.num_rows for n, t in trace.tables.items()},
+            "meta": meta,
+        }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         if out.exists():
             shutil.rmtree(out)

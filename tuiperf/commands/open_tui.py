@@ -16,8 +16,13 @@ def sample_path() -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tuiperf", description="Open a report in the TUI.")
-    p.add_argument("report_path", metavar="REPORT", type=Path, nargs="?",
-                   help="report to open (default: the bundled sample)")
+    p.add_argument(
+        "report_path",
+        metavar="REPORT",
+        type=Path,
+        nargs="?",
+        help="report to open (default: the bundled sample)",
+    )
     p.add_argument("--ascii", action="store_true", help="ASCII glyphs only")
     p.add_argument("--no-mouse", action="store_true", help="ignore the mouse")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -46,6 +51,9 @@ def _summary_fallback(path: Path, args: argparse.Namespace) -> int:
     from tuiperf.report import print_stats
 
     trace = open_trace(path, open_options(args))
-    print_stats(sys.stdout, compute_cached(trace, "cuda_gpu_kern_sum"),
-                title=f"cuda_gpu_kern_sum · {path.name}")
+    print_stats(
+        sys.stdout,
+        compute_cached(trace, "cuda_gpu_kern_sum"),
+        title=f"cuda_gpu_kern_sum · {path.name}",
+    )
     return 0

@@ -17,9 +17,9 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -68,8 +68,7 @@ class CacheKey:
     def for_source(cls, path: Path, loader: str) -> CacheKey:
         ident = identity(path)
         stem = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)[:40] or "report"
-        return cls(stem, _hash([ident["path"], loader]),
-                   _hash([ident, loader, SCHEMA_VERSION]))
+        return cls(stem, _hash([ident["path"], loader]), _hash([ident, loader, SCHEMA_VERSION]))
 
     @property
     def dirname(self) -> str:
@@ -133,8 +132,8 @@ class Cache:
     def ensure_writable(self) -> None:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-", delete=True)
-            probe.close()
+            with tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-"):
+                pass
         except OSError as e:
             raise CacheError(
                 f"cache directory {self.root} is not writable ({e.strerror or e}); "

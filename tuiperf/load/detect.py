@@ -23,8 +23,14 @@ _MAGIC = [
 ]
 
 #: tables whose presence marks a directory as an nsys export
-_NSYS_MARKERS = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
-                 "NVTX_EVENTS", "META_DATA_EXPORT", "TARGET_INFO_SESSION_START_TIME")
+_NSYS_MARKERS = (
+    "StringIds",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+    "META_DATA_EXPORT",
+    "TARGET_INFO_SESSION_START_TIME",
+)
 
 
 def detect(path: Path) -> str:

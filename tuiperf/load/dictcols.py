@@ -45,6 +45,12 @@ class StringTable:
         pos, found = self.positions(col)
         return compact_dictionary(pos, found, self.values)
 
+    def encode_full(self, col: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
+        """Indices into the whole lookup (no compaction): batches then share one dictionary."""
+        pos, found = self.positions(col)
+        indices = pa.array(pos.astype(np.int32), mask=~found)
+        return pa.DictionaryArray.from_arrays(indices, self.values.cast(pa.string()))
+
 
 def compact_dictionary(pos: np.ndarray, found: np.ndarray, values: pa.Array) -> pa.DictionaryArray:
     """A dictionary array over only the values that `pos` uses."""

@@ -37,8 +37,17 @@ def sibling_export(report: Path) -> Path | None:
 
 def export_command(report: Path, nsys: str = "nsys") -> list[str]:
     out = report.with_suffix(".sqlite")
-    return [nsys, "export", "--type", "sqlite", "--force-overwrite", "true",
-            "-o", str(out), str(report)]
+    return [
+        nsys,
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "-o",
+        str(out),
+        str(report),
+    ]
 
 
 def missing_nsys(report: Path) -> MissingToolError:
@@ -51,8 +60,13 @@ def missing_nsys(report: Path) -> MissingToolError:
 
 def _supports_arrowdir(nsys: str) -> bool:
     try:
-        out = subprocess.run([nsys, "export", "--help"], capture_output=True, text=True,
-                             timeout=60, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [nsys, "export", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return "arrowdir" in (out.stdout + out.stderr)
@@ -67,8 +81,7 @@ def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
     out = tmp / ("export" if kind == "arrowdir" else "export.sqlite")
-    cmd = [nsys, "export", "--type", kind, "--force-overwrite", "true",
-           "-o", str(out), str(report)]
+    cmd = [nsys, "export", "--type", kind, "--force-overwrite", "true", "-o", str(out), str(report)]
     progress(f"export .nsys-rep → {kind} (nsys)")
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)

@@ -11,6 +11,7 @@ import re
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +33,10 @@ class NsysSource(Protocol):
     def columns(self, table: str) -> list[str]: ...
 
     def read(self, table: str, columns: list[str]) -> pa.Table: ...
+
+    def read_batches(self, table: str, columns: list[str], rows: int) -> Iterator[pa.Table]: ...
+
+    def row_bound(self, table: str) -> int: ...
 
     def close(self) -> None: ...
 
@@ -82,10 +87,24 @@ class SqliteSource:
             return self._columns[table]
 
     def read(self, table: str, columns: list[str]) -> pa.Table:
+        lo, hi = self._rowids(table)
+        return self._read_range(table, columns, lo, hi + 1)
+
+    def read_batches(self, table: str, columns: list[str], rows: int) -> Iterator[pa.Table]:
+        """The table in rowid ranges of `rows` (SQLite seeks the B-tree by rowid)."""
+        lo, hi = self._rowids(table)
+        for start in range(lo, hi + 1, rows):
+            yield self._read_range(table, columns, start, min(start + rows, hi + 1))
+
+    def row_bound(self, table: str) -> int:
+        lo, hi = self._rowids(table)
+        return max(hi - lo + 1, 0)
+
+    def _read_range(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table:
         cols = ", ".join(f'"{c}"' for c in columns)
-        sql = f'SELECT {cols} FROM "{table}"'
+        sql = f'SELECT {cols} FROM "{table}" WHERE rowid >= {int(lo)} AND rowid < {int(hi)}'
         try:
-            if self._count(table) > 50_000:
+            if hi - lo > 50_000:
                 fast = self._read_connectorx(sql)
                 if fast is not None:
                     return fast
@@ -93,10 +112,12 @@ class SqliteSource:
         except sqlite3.Error as e:
             raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
-    def _count(self, table: str) -> int:
+    def _rowids(self, table: str) -> tuple[int, int]:
         with self._db_lock:
-            row = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()
-        return int(row[0] or 0)
+            row = self._db.execute(f'SELECT min(rowid), max(rowid) FROM "{table}"').fetchone()
+        if row[0] is None:
+            return 0, -1
+        return int(row[0]), int(row[1])
 
     def _read_stdlib(self, sql: str, columns: list[str]) -> pa.Table:
         with self._db_lock:
@@ -117,8 +138,13 @@ class SqliteSource:
         # two partitions on rowid: SQLite seeks the B-tree by key, so each reader scans half
         part_sql = sql.replace("SELECT ", "SELECT rowid AS _tuiperf_rid, ", 1)
         try:
-            table = cx.read_sql(f"sqlite://{link}", part_sql, return_type="arrow",
-                                partition_on="_tuiperf_rid", partition_num=2)
+            table = cx.read_sql(
+                f"sqlite://{link}",
+                part_sql,
+                return_type="arrow",
+                partition_on="_tuiperf_rid",
+                partition_num=2,
+            )
         except Exception as e:  # connectorx raises RuntimeError/PanicException
             raise BadReportError(f"{self.path}: cannot read ({_one_line(e)})") from e
         return _plain(_in_rowid_order(table)).drop_columns(["_tuiperf_rid"])
@@ -198,6 +224,19 @@ class DirSource:
 
     def read(self, table: str, columns: list[str]) -> pa.Table:
         return _plain(self._open(table, columns))
+
+    def read_batches(self, table: str, columns: list[str], rows: int) -> Iterator[pa.Table]:
+        t = self.read(table, columns)
+        for start in range(0, t.num_rows, rows):
+            yield t.slice(start, rows)
+
+    def row_bound(self, table: str) -> int:
+        path = self._files[table]
+        if self.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return int(pq.read_metadata(path).num_rows)
+        return int(ipc.open_stream(pa.memory_map(str(path))).read_all().num_rows)
 
     def _open(self, table: str, columns: list[str] | None) -> pa.Table:
         path = self._files[table]

@@ -7,13 +7,14 @@ GPU work gets its launching thread by joining on (pid, correlationId).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.load import schema
+from tuiperf.load.assemble import Assembler
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
 
@@ -25,9 +26,9 @@ _PID_MASK = 0xFFFFFF
 
 def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
     """Both halves of globalTid (HW:8 | VM:8 | PID:24 | TID:24) from one pass."""
-    arr = global_tid.to_numpy(zero_copy_only=False)
-    if arr.dtype.kind == "f":
+    if global_tid.null_count:
         return pid_of(global_tid), tid_of(global_tid)
+    arr = global_tid.to_numpy(zero_copy_only=False)
     arr = arr.astype(np.int64, copy=False)
     return pa.array((arr >> 24) & _PID_MASK), pa.array(arr & _PID_MASK)
 
@@ -35,8 +36,7 @@ def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
 def pid_of(global_id: pa.ChunkedArray) -> pa.Array:
     arr = global_id.to_numpy(zero_copy_only=False)
     if arr.dtype.kind == "f":  # nulls present
-        return pa.array((np.nan_to_num(arr).astype(np.int64) >> 24) & _PID_MASK,
-                        mask=np.isnan(arr))
+        return pa.array((np.nan_to_num(arr).astype(np.int64) >> 24) & _PID_MASK, mask=np.isnan(arr))
     return pa.array((arr.astype(np.int64) >> 24) & _PID_MASK)
 
 
@@ -101,10 +101,24 @@ class NsysReader:
     # -- canonical tables ---------------------------------------------------
     _API_COLS = ["start", "end", "eventClass", "globalTid", "correlationId", "nameId"]
     _PLACE = ["deviceId", "contextId", "greenContextId", "streamId", "correlationId", "globalPid"]
-    _KERNEL_COLS = ["start", "end", *_PLACE, "demangledName", "shortName", "mangledName",
-                    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-                    "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
-                    "graphNodeId"]
+    _KERNEL_COLS = [
+        "start",
+        "end",
+        *_PLACE,
+        "demangledName",
+        "shortName",
+        "mangledName",
+        "gridX",
+        "gridY",
+        "gridZ",
+        "blockX",
+        "blockY",
+        "blockZ",
+        "registersPerThread",
+        "staticSharedMemory",
+        "dynamicSharedMemory",
+        "graphNodeId",
+    ]
 
     def read_all(self, sink: Sink | None = None) -> dict[str, pa.Table]:
         """Build every canonical table, one at a time, handing each to `sink`.
@@ -135,28 +149,55 @@ class NsysReader:
                 continue
             if name == "api":
                 self._launch_index = LaunchIndex.from_api(t)
-            elif name in ("kernels", "memcpy", "memset", "sync") and self._launch_index:
-                t = self._launch_index.attach_tid(t)
             if sink is None:
                 out[name] = t
             else:
                 sink(name, t)
         return out
 
-    def api(self) -> pa.Table | None:
-        t = self.raw("CUPTI_ACTIVITY_KIND_RUNTIME", self._API_COLS)
-        if t is None:
+    # -- big event tables, built in row batches ------------------------------
+    _BATCH_ROWS = 1 << 18
+    _GPU_TABLES = ("kernels", "memcpy", "memset", "sync")
+
+    def raw_batches(self, logical: str, wanted: list[str]) -> Iterator[pa.Table]:
+        for physical in versions_of(self.present, logical):
+            have = set(self.src.columns(physical))
+            cols = [c for c in wanted if c in have]
+            for t in self.src.read_batches(physical, cols, self._BATCH_ROWS):
+                for c in wanted:
+                    if c not in have:
+                        t = t.append_column(c, pa.nulls(t.num_rows, pa.int64()))
+                yield t.select(wanted)
+
+    def events(
+        self, logical: str, cols: list[str], name: str, normalize: Callable[[pa.Table], pa.Table]
+    ) -> pa.Table | None:
+        """Canonical table `name` from source table `logical`, batch by batch."""
+        physical = versions_of(self.present, logical)
+        if not physical:
             return None
+        asm = Assembler(schema.TABLES[name], sum(self.src.row_bound(p) for p in physical))
+        for raw in self.raw_batches(logical, cols):
+            t = normalize(raw)
+            if name in self._GPU_TABLES and self._launch_index:
+                t = self._launch_index.attach_tid(t)
+            asm.append(t)
+        return asm.finish()
+
+    def api(self) -> pa.Table | None:
+        return self.events("CUPTI_ACTIVITY_KIND_RUNTIME", self._API_COLS, "api", self._api_batch)
+
+    def _api_batch(self, t: pa.Table) -> pa.Table:
         kinds = self.enum("ENUM_NSYS_EVENT_CLASS", {0: "CUDA runtime", 1: "CUDA driver"})
         pid, tid = pid_tid(t["globalTid"])
         cols = _times(t) | {
             "pid": pid,
             "tid": tid,
             "correlation_id": t["correlationId"],
-            "name": self.strings().encode(t["nameId"]),
-            "api_kind": kinds.encode(t["eventClass"]),
+            "name": self.strings().encode_full(t["nameId"]),
+            "api_kind": kinds.encode_full(t["eventClass"]),
         }
-        return _sorted(schema.conform("api", cols, t.num_rows))
+        return schema.conform("api", cols, t.num_rows)
 
     def _gpu_place(self, t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
         green = t["greenContextId"]
@@ -170,14 +211,16 @@ class NsysReader:
         }
 
     def kernels(self) -> pa.Table | None:
-        t = self.raw("CUPTI_ACTIVITY_KIND_KERNEL", self._KERNEL_COLS)
-        if t is None:
-            return None
+        return self.events(
+            "CUPTI_ACTIVITY_KIND_KERNEL", self._KERNEL_COLS, "kernels", self._kernels_batch
+        )
+
+    def _kernels_batch(self, t: pa.Table) -> pa.Table:
         s = self.strings()
         cols = _times(t) | self._gpu_place(t) | {
-            "name": s.encode(t["demangledName"]),
-            "short_name": s.encode(t["shortName"]),
-            "mangled_name": s.encode(t["mangledName"]),
+            "name": s.encode_full(t["demangledName"]),
+            "short_name": s.encode_full(t["shortName"]),
+            "mangled_name": s.encode_full(t["mangledName"]),
             "grid_x": t["gridX"], "grid_y": t["gridY"], "grid_z": t["gridZ"],
             "block_x": t["blockX"], "block_y": t["blockY"], "block_z": t["blockZ"],
             "registers": t["registersPerThread"],
@@ -185,48 +228,80 @@ class NsysReader:
             "dynamic_smem": t["dynamicSharedMemory"],
             "graph_node_id": t["graphNodeId"],
         }  # fmt: skip
-        return _sorted(schema.conform("kernels", cols, t.num_rows))
+        return schema.conform("kernels", cols, t.num_rows)
+
+    _MEMCPY_COLS = [
+        "start",
+        "end",
+        *_PLACE,
+        "bytes",
+        "copyKind",
+        "srcKind",
+        "dstKind",
+        "srcDeviceId",
+        "dstDeviceId",
+        "graphNodeId",
+    ]
 
     def memcpy(self) -> pa.Table | None:
-        extra = ["bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId"]
-        t = self.raw("CUPTI_ACTIVITY_KIND_MEMCPY", ["start", "end", *self._PLACE, *extra,
-                                                     "graphNodeId"])
-        if t is None:
-            return None
+        return self.events(
+            "CUPTI_ACTIVITY_KIND_MEMCPY", self._MEMCPY_COLS, "memcpy", self._memcpy_batch
+        )
+
+    def _memcpy_batch(self, t: pa.Table) -> pa.Table:
         kind = self.enum("ENUM_CUDA_MEM_KIND")
-        cols = _times(t) | self._gpu_place(t) | {
-            "bytes": t["bytes"],
-            "copy_kind": self.enum("ENUM_CUDA_MEMCPY_OPER").encode(t["copyKind"]),
-            "src_kind": kind.encode(t["srcKind"]),
-            "dst_kind": kind.encode(t["dstKind"]),
-            "src_device": t["srcDeviceId"],
-            "dst_device": t["dstDeviceId"],
-            "graph_node_id": t["graphNodeId"],
-        }
-        return _sorted(schema.conform("memcpy", cols, t.num_rows))
+        cols = (
+            _times(t)
+            | self._gpu_place(t)
+            | {
+                "bytes": t["bytes"],
+                "copy_kind": self.enum("ENUM_CUDA_MEMCPY_OPER").encode_full(t["copyKind"]),
+                "src_kind": kind.encode_full(t["srcKind"]),
+                "dst_kind": kind.encode_full(t["dstKind"]),
+                "src_device": t["srcDeviceId"],
+                "dst_device": t["dstDeviceId"],
+                "graph_node_id": t["graphNodeId"],
+            }
+        )
+        return schema.conform("memcpy", cols, t.num_rows)
+
+    _MEMSET_COLS = ["start", "end", *_PLACE, "bytes", "value", "memKind", "graphNodeId"]
 
     def memset(self) -> pa.Table | None:
-        extra = ["bytes", "value", "memKind", "graphNodeId"]
-        t = self.raw("CUPTI_ACTIVITY_KIND_MEMSET", ["start", "end", *self._PLACE, *extra])
-        if t is None:
-            return None
-        cols = _times(t) | self._gpu_place(t) | {
-            "bytes": t["bytes"],
-            "value": t["value"],
-            "mem_kind": self.enum("ENUM_CUDA_MEM_KIND").encode(t["memKind"]),
-            "graph_node_id": t["graphNodeId"],
-        }
-        return _sorted(schema.conform("memset", cols, t.num_rows))
+        return self.events(
+            "CUPTI_ACTIVITY_KIND_MEMSET", self._MEMSET_COLS, "memset", self._memset_batch
+        )
+
+    def _memset_batch(self, t: pa.Table) -> pa.Table:
+        cols = (
+            _times(t)
+            | self._gpu_place(t)
+            | {
+                "bytes": t["bytes"],
+                "value": t["value"],
+                "mem_kind": self.enum("ENUM_CUDA_MEM_KIND").encode_full(t["memKind"]),
+                "graph_node_id": t["graphNodeId"],
+            }
+        )
+        return schema.conform("memset", cols, t.num_rows)
 
     def sync(self) -> pa.Table | None:
-        t = self.raw("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", ["start", "end", *self._PLACE,
-                                                              "syncType"])
-        if t is None:
-            return None
-        cols = _times(t) | self._gpu_place(t) | {
-            "sync_type": self.enum("ENUM_CUPTI_SYNC_TYPE").encode(t["syncType"]),
-        }
-        return _sorted(schema.conform("sync", cols, t.num_rows))
+        return self.events(
+            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+            ["start", "end", *self._PLACE, "syncType"],
+            "sync",
+            self._sync_batch,
+        )
+
+    def _sync_batch(self, t: pa.Table) -> pa.Table:
+        cols = (
+            _times(t)
+            | self._gpu_place(t)
+            | {
+                "sync_type": self.enum("ENUM_CUPTI_SYNC_TYPE").encode_full(t["syncType"]),
+            }
+        )
+        return schema.conform("sync", cols, t.num_rows)
 
     def nvtx(self) -> pa.Table | None:
         from tuiperf.load.nvtx_depth import nvtx_table
@@ -240,35 +315,42 @@ class NsysReader:
         return nvtx_table(t, self.strings())
 
     def osrt(self) -> pa.Table | None:
-        t = self.raw(
-            "OSRT_API", ["start", "end", "eventClass", "globalTid", "nameId", "returnValue"]
-        )
-        if t is None:
-            return None
+        cols = ["start", "end", "eventClass", "globalTid", "nameId", "returnValue"]
+        return self.events("OSRT_API", cols, "osrt", self._osrt_batch)
+
+    def _osrt_batch(self, t: pa.Table) -> pa.Table:
         # eventClass 31/32 are zero-length start/finish markers, not calls
         t = t.filter(pc.equal(t["eventClass"], 27))
+        pid, tid = pid_tid(t["globalTid"])
         cols = _times(t) | {
-            "pid": pid_of(t["globalTid"]),
-            "tid": tid_of(t["globalTid"]),
-            "name": self.strings().encode(t["nameId"]),
+            "pid": pid,
+            "tid": tid,
+            "name": self.strings().encode_full(t["nameId"]),
             "return_value": t["returnValue"],
         }
-        return _sorted(schema.conform("osrt", cols, t.num_rows))
+        return schema.conform("osrt", cols, t.num_rows)
 
     def overhead(self) -> pa.Table | None:
-        t = self.raw("PROFILER_OVERHEAD", ["start", "end", "globalTid", "nameId"])
-        if t is None:
-            return None
-        cols = _times(t) | {
-            "pid": pid_of(t["globalTid"]),
-            "tid": tid_of(t["globalTid"]),
-            "name": self.strings().encode(t["nameId"]),
-        }
-        return _sorted(schema.conform("overhead", cols, t.num_rows))
+        cols = ["start", "end", "globalTid", "nameId"]
+        return self.events("PROFILER_OVERHEAD", cols, "overhead", self._overhead_batch)
+
+    def _overhead_batch(self, t: pa.Table) -> pa.Table:
+        pid, tid = pid_tid(t["globalTid"])
+        cols = _times(t) | {"pid": pid, "tid": tid, "name": self.strings().encode_full(t["nameId"])}
+        return schema.conform("overhead", cols, t.num_rows)
 
     def gpu_memory(self) -> pa.Table | None:
-        cols_in = ["start", "globalPid", "deviceId", "streamId", "correlationId", "bytes",
-                   "address", "memKind", "memoryOperationType"]
+        cols_in = [
+            "start",
+            "globalPid",
+            "deviceId",
+            "streamId",
+            "correlationId",
+            "bytes",
+            "address",
+            "memKind",
+            "memoryOperationType",
+        ]
         t = self.raw("CUDA_GPU_MEMORY_USAGE_EVENTS", cols_in)
         if t is None:
             return None
@@ -287,9 +369,20 @@ class NsysReader:
         return schema.conform("gpu_memory", cols, t.num_rows).sort_by("start")
 
     def devices(self) -> pa.Table | None:
-        want = ["id", "name", "chipName", "smCount", "totalMemory", "memoryBandwidth",
-                "clockRate", "computeMajor", "computeMinor", "busLocation", "l2CacheSize",
-                "maxWarpsPerSm"]
+        want = [
+            "id",
+            "name",
+            "chipName",
+            "smCount",
+            "totalMemory",
+            "memoryBandwidth",
+            "clockRate",
+            "computeMajor",
+            "computeMinor",
+            "busLocation",
+            "l2CacheSize",
+            "maxWarpsPerSm",
+        ]
         t = self.raw("TARGET_INFO_GPU", want)
         if t is None:
             return None
@@ -325,6 +418,7 @@ class NsysReader:
             "stream_type": flag,
         }
         return schema.conform("streams", cols, t.num_rows)
+
 
 class LaunchIndex:
     """(pid, correlationId) -> launching thread, from the CUDA API table."""
@@ -364,14 +458,6 @@ def _corr_keys(t: pa.Table) -> np.ndarray:
 
 def _times(t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
     return {"start": t["start"], "end": t["end"], "duration": pc.subtract(t["end"], t["start"])}
-
-
-def _sorted(t: pa.Table) -> pa.Table:
-    """Events in start order (stable), which every consumer relies on."""
-    starts = t["start"].to_numpy(zero_copy_only=False)
-    if len(starts) < 2 or bool(np.all(starts[1:] >= starts[:-1])):
-        return t.combine_chunks()
-    return t.take(pa.array(np.argsort(starts, kind="stable"))).combine_chunks()
 
 
 __all__ = ["NsysReader", "encode_strings", "pid_of", "tid_of"]

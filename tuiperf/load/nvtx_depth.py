@@ -56,8 +56,11 @@ def _end_or_start(t: pa.Table) -> np.ndarray:
 
 def _domain_names(t: pa.Table) -> dict[int, str]:
     rows = t.filter(pc.equal(t["eventType"], _DOMAIN_CREATE)).select(["domainId", "text"])
-    return {int(d): (s or "") for d, s in zip(rows["domainId"].to_pylist(),
-                                               rows["text"].to_pylist()) if d is not None}
+    return {
+        int(d): (s or "")
+        for d, s in zip(rows["domainId"].to_pylist(), rows["text"].to_pylist())
+        if d is not None
+    }
 
 
 def _texts(t: pa.Table, strings: StringTable) -> pa.Array:

@@ -20,8 +20,13 @@ Sink = Callable[[str, pa.Table], None]
 #: a builder converts a source, handing each canonical table to the sink; returns the meta
 Builder = Callable[[Sink], TraceMeta]
 
-_NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
-                 "NVTX_EVENTS", "TARGET_INFO_SESSION_START_TIME"}
+_NSYS_MARKERS = {
+    "StringIds",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+    "TARGET_INFO_SESSION_START_TIME",
+}
 
 
 @dataclass
@@ -77,8 +82,16 @@ def _guarded(build: RawBuilder) -> RawBuilder:
             return build(path, kind, opts, sink)
         except TuiperfError:
             raise
-        except (pa.ArrowException, ValueError, KeyError, IndexError, TypeError,
-                OverflowError, UnicodeDecodeError, EOFError) as e:
+        except (
+            pa.ArrowException,
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+            OverflowError,
+            UnicodeDecodeError,
+            EOFError,
+        ) as e:
             text = str(e).strip().splitlines()
             why = text[0][:200] if text else type(e).__name__
             raise BadReportError(f"{path}: damaged or unsupported report ({why})") from e

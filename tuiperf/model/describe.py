@@ -22,9 +22,14 @@ def active_pids(trace: Trace) -> set[int]:
 def describe_trace(trace: Trace) -> dict[str, Any]:
     m = trace.meta
     pids = active_pids(trace)
-    procs = {int(p): n for p, n in zip(trace.table("processes")["pid"].to_pylist(),
-                                       trace.table("processes")["name"].to_pylist())
-             if p is not None}
+    procs = {
+        int(p): n
+        for p, n in zip(
+            trace.table("processes")["pid"].to_pylist(),
+            trace.table("processes")["name"].to_pylist(),
+        )
+        if p is not None
+    }
     threads = [
         {"pid": p, "tid": t, "name": n}
         for p, t, n in zip(*(trace.table("threads")[c].to_pylist() for c in ("pid", "tid", "name")))

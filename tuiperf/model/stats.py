@@ -133,8 +133,10 @@ def _mem_groups(trace: Trace, value: str) -> tuple[np.ndarray, np.ndarray, list[
     codes, kinds = _codes(mc["copy_kind"])
     labels = [f"[CUDA memcpy {k}]" for k in kinds] + ["[CUDA memset]"]
     all_codes = np.concatenate([codes, np.full(ms.num_rows, len(kinds), dtype=np.int64)])
-    vals = [mc[value].fill_null(0).to_numpy(zero_copy_only=False),
-            ms[value].fill_null(0).to_numpy(zero_copy_only=False)]
+    vals = [
+        mc[value].fill_null(0).to_numpy(zero_copy_only=False),
+        ms[value].fill_null(0).to_numpy(zero_copy_only=False),
+    ]
     return all_codes, np.concatenate(vals).astype(np.int64), labels
 
 
@@ -142,8 +144,9 @@ def mem_time_sum(trace: Trace) -> StatsTable:
     codes, vals, labels = _mem_groups(trace, "duration")
     st = group_stats(codes, vals)
     cols = [*_time_columns("Count"), Column("Operation", "operation", "str")]
-    return _stats_table("cuda_gpu_mem_time_sum", cols, st,
-                        {"operation": [labels[k] for k in st.keys]})
+    return _stats_table(
+        "cuda_gpu_mem_time_sum", cols, st, {"operation": [labels[k] for k in st.keys]}
+    )
 
 
 def mem_size_sum(trace: Trace) -> StatsTable:
@@ -175,9 +178,12 @@ def mem_size_sum(trace: Trace) -> StatsTable:
 
 def nvtx_sum(trace: Trace) -> StatsTable:
     t = trace.table("nvtx")
-    t = t.filter(pc.and_(pc.invert(pc.is_null(t["end"])),
-                         pc.is_in(t["style"].cast(pa.string()),
-                                  pa.array(["PushPop", "StartEnd"]))))
+    t = t.filter(
+        pc.and_(
+            pc.invert(pc.is_null(t["end"])),
+            pc.is_in(t["style"].cast(pa.string()), pa.array(["PushPop", "StartEnd"])),
+        )
+    )
     dom, dom_labels = _codes(t["domain"])
     txt, txt_labels = _codes(t["text"])
     sty, sty_labels = _codes(t["style"])
@@ -189,8 +195,11 @@ def nvtx_sum(trace: Trace) -> StatsTable:
         d, x = divmod(rest, len(txt_labels) + 1)
         ranges.append(f"{dom_labels[d]}:{txt_labels[x]}")
         styles.append(sty_labels[s])
-    cols = [*_time_columns("Instances"), Column("Style", "style", "str"),
-            Column("Range", "range", "str")]
+    cols = [
+        *_time_columns("Instances"),
+        Column("Style", "style", "str"),
+        Column("Range", "range", "str"),
+    ]
     return _stats_table("nvtx_sum", cols, st, {"style": styles, "range": ranges})
 
 
