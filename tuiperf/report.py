@@ -107,12 +107,12 @@ def print_info(console: Console, info: dict[str, object]) -> None:
     line("source", info["source"])
     line("format", f"{info['format']} · {info['tool']} {info['tool_version']}".strip())
     for d in info["devices"] or []:  # type: ignore[attr-defined]
-        mem = fmt.size(d.get("total_memory"))
-        line(
-            "device",
-            f"{d['device']}: {d.get('name') or '?'} · {d.get('sm_count') or '?'} SMs"
-            f" · {mem or '?'}",
-        )
+        parts = [f"{d['device']}: {d.get('name') or 'unknown GPU'}"]
+        if d.get("sm_count"):
+            parts.append(f"{d['sm_count']} SMs")
+        if d.get("total_memory"):
+            parts.append(fmt.size(d["total_memory"]))
+        line("device", " · ".join(parts))
     for p in info["processes"]:  # type: ignore[attr-defined]
         n = sum(1 for t in info["threads"] if t["pid"] == p["pid"])  # type: ignore[attr-defined]
         line("process", f"{p['pid']} {p['name']} · {n} named threads")
@@ -121,7 +121,8 @@ def print_info(console: Console, info: dict[str, object]) -> None:
         lo, hi = rng  # type: ignore[misc]
         line("time range", f"{fmt.timestamp(lo)} – {fmt.timestamp(hi)} ({fmt.duration(hi - lo)})")
     if info.get("capture"):
-        line("traced", ", ".join(info["capture"]))  # type: ignore[arg-type]
+        label = "sections" if info.get("tool") == "Nsight Compute" else "traced"
+        line(label, ", ".join(info["capture"]))  # type: ignore[arg-type]
     rows = info["rows"]
     line("rows", ", ".join(f"{k} {v:,}" for k, v in rows.items() if v))  # type: ignore[attr-defined]
     seen: set[str] = set()

@@ -24,13 +24,19 @@ def describe(trace: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from tuiperf.export import write_json
+    from tuiperf.load import detect as det
     from tuiperf.load.open import open_trace
 
-    trace = open_trace(args.report_path, open_options(args))
+    if det.detect(args.report_path) in (det.NCU_REP, det.NCU_CSV):
+        from tuiperf.load.ncu_open import describe_ncu
+
+        info = describe_ncu(args.report_path, open_options(args))
+    else:
+        info = describe(open_trace(args.report_path, open_options(args)))
     end_progress(args)
-    info = describe(trace)
-    import sys
 
     if args.format == "json":
         write_json(sys.stdout, info)
