@@ -55,7 +55,7 @@ class TuiperfApp(App[int]):
         Binding("escape", "escape", "Cancel / close", show=False, id="app.escape"),
     ]
     COMMANDS = App.COMMANDS | {TuiperfCommands}
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(
         self,
@@ -148,7 +148,7 @@ class TuiperfApp(App[int]):
         self.call_from_thread(self._loaded, trace, lanes, index)
 
     def on_load_progress(self, msg: LoadProgress) -> None:
-        if self.loading:
+        if self.loading and self.query(LoadingPanel):
             self.query_one(LoadingPanel).show(msg.phase, msg.step, msg.steps, msg.fraction)
             self.query_one(ReportHeader).show_loading(self.report_name, msg.phase)
 
@@ -160,7 +160,8 @@ class TuiperfApp(App[int]):
         timeline = self.query_one(Timeline)
         timeline.set_data(trace, lanes)
         timeline.focus()
-        self._warm_names(lanes)
+        # resolve event names for zoomed-in boxes once the first screen is up
+        self.set_timer(0.5, lambda: self._warm_names(lanes))
 
     @work(thread=True, name="warm-names", exit_on_error=False)
     def _warm_names(self, lanes: LaneSet) -> None:
@@ -241,15 +242,20 @@ class TuiperfApp(App[int]):
                 widget.follow_selection(msg.table, msg.row)
 
     def on_selection_cleared(self, msg: SelectionCleared) -> None:
-        self.query_one(SidePanel).clear()
+        for side in self.query(SidePanel):
+            side.clear()
 
     def on_viewport_changed(self, msg: ViewportChanged) -> None:
-        self.query_one(StatusLine).set_view(msg.label, msg.lane)
+        for status in self.query(StatusLine):  # none while the app shuts down
+            status.set_view(msg.label, msg.lane)
 
     def on_range_marked(self, msg: RangeMarked) -> None:
         from tuiperf.model.timeline import format_duration
 
-        status = self.query_one(StatusLine)
+        found = self.query(StatusLine)
+        if not found:
+            return
+        status = found.first()
         if msg.start is None:
             status.set_range("")
         elif msg.end is None:
