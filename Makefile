@@ -3,6 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.stamp-run
 STAMP_DEV := $(VENV)/.stamp-dev
+TORCH_WHEELS ?= /opt/wheels
 
 .PHONY: demo test check lint bench screenshots clean
 
@@ -16,6 +17,12 @@ $(STAMP_RUN): pyproject.toml | $(BIN)/python
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# torch (CPU) for the torch.profiler tests, only from a local wheel: never a multi-GB download
+	@if ! $(BIN)/python -c 'import torch' 2>/dev/null && ls $(TORCH_WHEELS)/torch-*.whl >/dev/null 2>&1; then \
+		$(BIN)/python -m pip install -q filelock 'sympy>=1.13.3' 'networkx>=2.5.1' 'fsspec>=0.8.5' && \
+		$(BIN)/python -m pip install -q --no-index --find-links $(TORCH_WHEELS) 'torch>=2.1' || \
+		echo "note: torch not installed; its tests will be skipped"; fi
+	@command -v tmux >/dev/null || (apt-get install -y -q tmux >/dev/null 2>&1 || sudo -n apt-get install -y -q tmux >/dev/null 2>&1) || echo "note: tmux not installed; the end-to-end terminal test will be skipped"
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
