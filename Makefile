@@ -22,7 +22,7 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 		$(BIN)/python -m pip install -q filelock 'sympy>=1.13.3' 'networkx>=2.5.1' 'fsspec>=0.8.5' && \
 		$(BIN)/python -m pip install -q --no-index --find-links $(TORCH_WHEELS) 'torch>=2.1' || \
 		echo "note: torch not installed; its tests will be skipped"; fi
-	@command -v tmux >/dev/null || (apt-get install -y -q tmux >/dev/null 2>&1 || sudo -n apt-get install -y -q tmux >/dev/null 2>&1) || echo "note: tmux not installed; the end-to-end terminal test will be skipped"
+	@command -v tmux >/dev/null || (apt-get install -y -q tmux || (apt-get update -qq && apt-get install -y -q tmux)) >/dev/null 2>&1 || echo "note: tmux not installed; the end-to-end terminal test will be skipped"
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
