@@ -177,7 +177,7 @@ class NsysReader:
         if not physical:
             return None
         asm = Assembler(schema.TABLES[name], sum(self.src.row_bound(p) for p in physical))
-        for raw in self.raw_batches(logical, cols):
+        for raw in read_ahead(self.raw_batches(logical, cols)):
             t = normalize(raw)
             if name in self._GPU_TABLES and self._launch_index:
                 t = self._launch_index.attach_tid(t)
@@ -418,6 +418,47 @@ class NsysReader:
             "stream_type": flag,
         }
         return schema.conform("streams", cols, t.num_rows)
+
+
+def read_ahead(batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    """Read the next batch in a thread while the caller normalizes this one.
+
+    The SQLite reader releases the GIL, so reading and numpy work overlap on two cores;
+    one batch ahead keeps memory bounded.
+    """
+    import queue
+    import threading
+
+    q: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for b in batches:
+                if stop.is_set():
+                    return
+                q.put(("batch", b))
+            q.put(("end", None))
+        except BaseException as e:  # handed to the consumer, raised there
+            q.put(("error", e))
+
+    worker = threading.Thread(target=produce, name="tuiperf-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, item = q.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item  # type: ignore[misc]
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                worker.join(0.05)
 
 
 class LaunchIndex:

@@ -300,6 +300,9 @@ def _np(col: pa.ChunkedArray, fill: int = -1) -> np.ndarray:
 
 def _key_codes(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]]:
     """A small integer per distinct key (hash-based, O(n)) and the key of each code."""
+    ints = _int_key(t, cols)
+    if ints is not None:
+        return ints
     combined: np.ndarray | None = None
     uniques: list[list] = []
     for name in cols:
@@ -319,6 +322,44 @@ def _key_codes(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tup
         for vals in reversed(uniques):
             c, k = divmod(c, len(vals))
             parts.append(vals[k])
+        keys.append(tuple(reversed(parts)))
+    return codes, keys
+
+
+def _int_key(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]] | None:
+    """Fast path for integer key columns (pid, tid, device, stream, depth): pack them
+    into one int64 and hash that once. None when a column is not integer, is negative
+    or too wide to pack."""
+    arrays, nulls, widths = [], [], []
+    for name in cols:
+        col = t[name]
+        if not pa.types.is_integer(col.type):
+            return None
+        mm = pc.min_max(col).as_py()
+        lo, hi = mm["min"], mm["max"]
+        if lo is None:
+            lo = hi = 0
+        if lo < 0:
+            return None
+        arrays.append(_np(col, -1).astype(np.int64))
+        nulls.append(col.null_count > 0)
+        widths.append(int(hi) + 2)  # +1 for null (-1 -> 0), +1 for the value itself
+    total = 1
+    for w in widths:
+        total *= w
+    if total >= 2**62:
+        return None
+    packed = np.zeros(t.num_rows, dtype=np.int64)
+    for arr, w in zip(arrays, widths):
+        packed = packed * w + (arr + 1)
+    u = pc.unique(pa.array(packed))
+    codes = pc.index_in(pa.array(packed), value_set=u).to_numpy().astype(np.int64)
+    keys = []
+    for c in u.to_numpy().tolist():
+        parts: list[object] = []
+        for w, has_null in zip(reversed(widths), reversed(nulls)):
+            c, k = divmod(c, w)
+            parts.append(None if (k == 0 and has_null) else k - 1)
         keys.append(tuple(reversed(parts)))
     return codes, keys
 
