@@ -364,11 +364,40 @@ def _int_key(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tuple
     return codes, keys
 
 
-def split_table(t: pa.Table, cols: tuple[str, ...]) -> dict[tuple, Intervals]:
+def cached_key_codes(
+    trace: Trace, table: str, cols: tuple[str, ...]
+) -> tuple[np.ndarray, list[tuple]]:
+    """`_key_codes`, kept in the trace's cache entry so a reopen skips the hashing."""
+    import json
+
+    cache, key = trace.cache, trace.cache_key
+    name = f"lane-keys-{table}-{'-'.join(cols)}"
+    t = trace.table(table)
+    if cache is not None and key is not None:
+        hit = cache.load_derived(key, name)
+        meta = (hit.schema.metadata or {}) if hit is not None else {}
+        if hit is not None and hit.num_rows == t.num_rows and b"keys" in meta:
+            keys = [tuple(k) for k in json.loads(meta[b"keys"])]
+            return hit["code"].to_numpy(), keys
+    codes, keys = _key_codes(t, cols)
+    if cache is not None and key is not None:
+        try:
+            meta_keys = json.dumps([list(k) for k in keys]).encode()
+        except TypeError:
+            return codes, keys  # keys that JSON cannot hold: just don't keep them
+        narrow = codes.astype(np.uint16) if len(keys) < 65536 else codes.astype(np.int32)
+        stored = pa.table({"code": narrow}).replace_schema_metadata({b"keys": meta_keys})
+        cache.store_derived(key, name, stored)
+    return codes, keys
+
+
+def split_table(
+    t: pa.Table, cols: tuple[str, ...], key_codes: tuple[np.ndarray, list[tuple]] | None = None
+) -> dict[tuple, Intervals]:
     """Events of `t` grouped by the key columns, each group as sorted Intervals."""
     if t.num_rows == 0:
         return {}
-    codes, keys = _key_codes(t, cols)
+    codes, keys = key_codes if key_codes is not None else _key_codes(t, cols)
     small = codes.astype(np.uint16) if len(keys) < 65536 else codes
     order = np.argsort(small, kind="stable")  # radix sort; keeps start order
     bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(keys)))))
@@ -392,7 +421,9 @@ def build_lanes(trace: Trace, progress: Progress | None = None) -> LaneSet:
     for i, name in enumerate(tables):
         if progress is not None:
             progress(f"index {name}", i / max(len(tables), 1))
-        split[name] = split_table(trace.table(name), _SPECS[name][1])
+        cols = _SPECS[name][1]
+        codes = cached_key_codes(trace, name, cols)
+        split[name] = split_table(trace.table(name), cols, codes)
     names = {n: NameColumn(trace.table(n)[_SPECS[n][2]], n) for n in tables}
     rng = trace.time_range() or (0, 1)
     ls = LaneSet([], [], int(rng[0]), int(rng[1]))
