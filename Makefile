@@ -43,3 +43,11 @@ bench: $(STAMP_DEV)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Peers (nsys-tui, nsys-ai) from PyPI in their own environment; writes bench/peers.md.
+PEERS_VENV ?= bench/.peers-venv
+
+.PHONY: bench-peers
+bench-peers: $(STAMP_RUN)
+	command -v tmux >/dev/null || (apt-get update -qq && apt-get install -y -qq tmux)
+	$(BIN)/python bench/peers.py --venv $(PEERS_VENV)
