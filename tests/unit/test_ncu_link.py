@@ -1,0 +1,152 @@
+"""Matching Nsight Compute results to nsys kernel launches, on the real fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import nsys_path
+from tests.unit.test_ncu_data import decompress, rep
+from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model import ncu_link as L
+from tuiperf.model.attribution import NvtxIndex
+from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.trace import Trace
+
+pytest.importorskip("ncu_report")
+
+
+@pytest.fixture(scope="module")
+def ncu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return decompress(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def vit(ncu_dir: Path) -> KernelMetrics:
+    return open_ncu(rep(ncu_dir, "vit_full"), OpenOptions(use_cache=False))
+
+
+@pytest.fixture(scope="module")
+def lstm(ncu_dir: Path) -> KernelMetrics:
+    return open_ncu(rep(ncu_dir, "lstm_basic"), OpenOptions(use_cache=False))
+
+
+def _trace(nsys_dir: Path, name: str) -> Trace:
+    return open_trace(nsys_path(nsys_dir, name), OpenOptions(use_cache=False))
+
+
+def _col(trace: Trace, name: str, rows: np.ndarray) -> list:
+    return trace.table("kernels").take(rows)[name].to_pylist()
+
+
+@pytest.mark.parametrize("name", ["vit_range", "vit_amp"])
+def test_every_vit_kernel_is_found_by_mangled_name(nsys_dir: Path, vit: KernelMetrics, name):
+    trace = _trace(nsys_dir, name)
+    link = L.build_link(trace, vit)
+    assert link.matched_on == "mangled name"
+    assert link.unmatched_ncu == []
+    for kid in vit.kernel_ids():
+        rows = link.rows_for(kid)
+        assert len(rows) > 0
+        assert set(_col(trace, "mangled_name", rows)) == {vit.kernel(kid).mangled}
+        for r in rows[:20].tolist():
+            assert kid in link.ids_for_row(r)
+    # rows with no ncu result really have a kernel name ncu did not profile
+    mangled = {vit.kernel(k).mangled for k in vit.kernel_ids()}
+    none = np.flatnonzero(~link.mask)
+    assert not set(_col(trace, "mangled_name", none)) & mangled
+    assert len(link.unmatched_nsys) > 0
+    assert not set(link.unmatched_nsys) & set(link.by_name)
+
+
+def test_launch_configuration_tells_apart_one_mangled_name(nsys_dir: Path, vit: KernelMetrics):
+    """ncu IDs 0-2 are one kernel launched with grids 1, 72 and 1536 blocks."""
+    trace = _trace(nsys_dir, "vit_range")
+    link = L.build_link(trace, vit)
+    assert len({vit.kernel(k).mangled for k in (0, 1, 2)}) == 1
+    for kid in (0, 1, 2):
+        exact = link.exact_rows_for(kid)
+        assert len(exact) < len(link.rows_for(kid))
+        assert set(_col(trace, "grid_x", exact)) == {vit.kernel(kid).grid[0]}  # type: ignore[index]
+        assert {link.level(r) for r in exact.tolist()} == {L.LAUNCH}
+    # a launch with a grid that ncu never profiled keeps all three candidates
+    other = [r for r in link.rows_for(0).tolist() if link.level(r) == L.MANGLED]
+    assert other and link.ids_for_row(other[0]) == (0, 1, 2)
+    assert "3 ncu results" in link.describe(other[0])
+
+
+def test_nvtx_and_launch_order_pick_one_result(nsys_dir: Path, lstm: KernelMetrics):
+    """lstm_basic holds the first 30 kernels of `step 3 > forward`; twelve launches of one
+    GEMM share name, grid and block, so the k-th GEMM in step 3's forward is ncu's k-th."""
+    trace = _trace(nsys_dir, "lstm")
+    link = L.build_link(trace, lstm)
+    assert link.unmatched_ncu == []
+    index = NvtxIndex(trace)
+    k = trace.table("kernels")
+    gemm = [kid for kid in lstm.kernel_ids() if lstm.kernel(kid).name.startswith("sm90_xmma")]
+    gemm = [kid for kid in gemm if lstm.kernel(kid).grid == (70, 1, 1)]
+    assert len(gemm) == 12
+    starts = []
+    for kid in gemm:
+        exact = [r for r in link.rows_for(kid).tolist() if link.ids_for_row(r) == (kid,)]
+        assert exact, kid
+        in_step3 = []
+        for r in exact:
+            rec = k.slice(r, 1).to_pylist()[0]
+            ctx = index.context(rec["pid"], rec["tid"], rec["start"] - 1)
+            if [x.text for x in ctx.own] == ["step 3", "forward"]:
+                in_step3.append(r)
+                assert link.level(r) == L.ORDER
+        assert len(in_step3) == 1, kid
+        starts.append(rec_start(k, in_step3[0]))
+    assert starts == sorted(starts)  # ncu's launch order is the trace's launch order
+
+
+def rec_start(k, row: int) -> int:
+    return k["start"][row].as_py()
+
+
+def test_numbers_in_range_names_are_ignored_as_a_fallback(nsys_dir: Path, lstm: KernelMetrics):
+    trace = _trace(nsys_dir, "lstm")
+    link = L.build_link(trace, lstm)
+    levels = set(link.level_of_row[link.rows_for(4)].tolist())
+    assert L.NVTX_LOOSE in levels and L.ORDER in levels
+
+
+def test_by_kernel_name_when_the_trace_has_no_mangled_names(nsys_dir: Path, vit: KernelMetrics):
+    import pyarrow as pa
+
+    trace = _trace(nsys_dir, "vit_range")
+    k = trace.table("kernels")
+    i = k.column_names.index("mangled_name")
+    k2 = k.set_column(i, "mangled_name", pa.nulls(k.num_rows, k.schema.field(i).type))
+    bare = Trace({**trace.tables, "kernels": k2}, trace.meta)
+    link = L.build_link(bare, vit)
+    assert link.matched_on == "kernel name"
+    full = L.build_link(trace, vit)
+    assert (link.mask == full.mask).all()
+    for kid in vit.kernel_ids():
+        assert set(link.rows_for(kid).tolist()) == set(full.rows_for(kid).tolist())
+    assert link.level(int(link.rows_for(3)[0])) == L.NAME
+
+
+def test_unmatched_both_ways(nsys_dir: Path, vit: KernelMetrics, lstm: KernelMetrics):
+    """The LSTM's ncu report against the ViT trace: nothing in common but elementwise ops."""
+    trace = _trace(nsys_dir, "vit_range")
+    link = L.build_link(trace, lstm)
+    assert 0 < len(link.unmatched_ncu) < len(lstm)
+    assert not link.has(-1) and link.best_for_row(10**9) is None
+    assert link.describe(int(np.flatnonzero(~link.mask)[0])) == "no ncu result"
+
+
+def test_empty_inputs(nsys_dir: Path, vit: KernelMetrics):
+    trace = _trace(nsys_dir, "vit_range")
+    empty = KernelMetrics({})
+    link = L.build_link(trace, empty)
+    assert not link.mask.any() and link.unmatched_ncu == []
+    no_kernels = Trace({n: t for n, t in trace.tables.items() if n != "kernels"}, trace.meta)
+    link = L.build_link(no_kernels, vit)
+    assert len(link.mask) == 0 and link.unmatched_ncu == vit.kernel_ids()

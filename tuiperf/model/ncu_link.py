@@ -1,0 +1,328 @@
+"""Which Nsight Compute result belongs to which kernel launch of an nsys trace.
+
+Launches of a kernel are first matched by mangled name (nsys `mangledName` = ncu's
+NameBase_MANGLED; `tuiperf.analysis.ncu_rules.groups` does that match), or by normalized
+demangled name when the trace has no mangled names (Kineto). Where several ncu results
+share a name, each launch is narrowed step by step, as long as a step leaves a candidate:
+
+1. launch configuration: the ncu results with the same grid and block;
+2. NVTX context: the push/pop ranges open on the launching thread at the launch (the CUDA
+   API call), compared first exactly, then with numbers ignored (`step 3` ~ `step 7`);
+3. order: ncu numbers the launches it profiled in launch order, and a capture usually takes
+   the first N launches of a range (`--launch-count`, `--nvtx-include`); so within one
+   instance of the innermost range, the k-th launch of the kernel goes to the k-th of the
+   remaining candidates, for the first len(candidates) launches.
+
+Headless: numpy and Arrow only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.analysis import arrays as A
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.ncu_rules import groups
+from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu_names import normalize
+from tuiperf.model.trace import Trace
+
+#: how closely a launch was matched (higher is closer)
+NONE, NAME, MANGLED, LAUNCH, NVTX_LOOSE, NVTX, ORDER = range(7)
+LEVEL_TEXT = {
+    NONE: "no ncu result",
+    NAME: "same kernel name",
+    MANGLED: "same mangled name",
+    LAUNCH: "same name and launch configuration",
+    NVTX_LOOSE: "same launch configuration and NVTX ranges (numbers ignored)",
+    NVTX: "same launch configuration and NVTX ranges",
+    ORDER: "same NVTX range instance and launch order",
+}
+_DIMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass
+class NcuLink:
+    """The links between the kernels table of a trace and the kernels of an ncu report."""
+
+    #: per nsys kernel row: index into `choices` (-1: no ncu result)
+    choice_of_row: np.ndarray
+    #: distinct tuples of ncu kernel ids, best match first
+    choices: list[tuple[int, ...]]
+    #: per nsys kernel row: the match level (NONE … ORDER)
+    level_of_row: np.ndarray
+    #: ncu kernel id -> the nsys kernel rows it may describe (sorted)
+    rows_of: dict[int, np.ndarray] = field(default_factory=dict)
+    #: nsys kernel name -> the ncu kernel ids of its launches
+    by_name: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: ncu kernels that match no launch in the trace
+    unmatched_ncu: list[int] = field(default_factory=list)
+    #: nsys kernel names that have no ncu result
+    unmatched_nsys: list[str] = field(default_factory=list)
+    #: "mangled name" or "kernel name": what step 0 matched on
+    matched_on: str = "mangled name"
+
+    def ids_for_row(self, row: int) -> tuple[int, ...]:
+        if not 0 <= row < len(self.choice_of_row):
+            return ()
+        c = int(self.choice_of_row[row])
+        return self.choices[c] if c >= 0 else ()
+
+    def best_for_row(self, row: int) -> int | None:
+        ids = self.ids_for_row(row)
+        return ids[0] if ids else None
+
+    def level(self, row: int) -> int:
+        if not 0 <= row < len(self.level_of_row):
+            return NONE
+        return int(self.level_of_row[row])
+
+    def has(self, row: int) -> bool:
+        return bool(self.ids_for_row(row))
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Per nsys kernel row: True where an ncu result matches."""
+        return self.choice_of_row >= 0
+
+    def rows_for(self, kernel_id: int) -> np.ndarray:
+        return self.rows_of.get(kernel_id, np.zeros(0, np.int64))
+
+    def exact_rows_for(self, kernel_id: int) -> np.ndarray:
+        """The rows matched to this ncu kernel alone (by order), else all its rows."""
+        rows = self.rows_for(kernel_id)
+        one = [r for r in rows.tolist() if self.ids_for_row(r) == (kernel_id,)]
+        return np.array(one, np.int64) if one else rows
+
+    def describe(self, row: int) -> str:
+        ids = self.ids_for_row(row)
+        if not ids:
+            return LEVEL_TEXT[NONE]
+        what = LEVEL_TEXT[self.level(row)]
+        if len(ids) == 1:
+            return f"ncu ID {ids[0]} ({what})"
+        return f"{len(ids)} ncu results: IDs {', '.join(map(str, ids))} ({what})"
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Launches:
+    """The columns of the trace's kernels table that matching reads, as numpy."""
+
+    n: int
+    config: np.ndarray  # code of (grid, block) per row
+    configs: list[tuple[int, ...]]
+    start: np.ndarray
+    launch: np.ndarray  # launch time: the API call's start, else the kernel's
+    pid: np.ndarray
+    tid: np.ndarray
+
+
+def _launches(trace: Trace) -> _Launches:
+    k = trace.table("kernels")
+    n = k.num_rows
+    dims = np.stack([A.ints(k, c, -1) for c in _DIMS], axis=1) if n else np.zeros((0, 6))
+    uniq, inv = np.unique(dims, axis=0, return_inverse=True)
+    start, pid = A.ints(k, "start"), A.ints(k, "pid", -1)
+    launch = start.copy()
+    api = trace.table("api")
+    if n and api.num_rows:
+        key = A.pid_corr_key(pid, A.ints(k, "correlation_id", -1))
+        akey = A.pid_corr_key(A.ints(api, "pid", -1), A.ints(api, "correlation_id", -1))
+        hit = A.first_match(key, akey)
+        ok = hit >= 0
+        launch[ok] = A.ints(api, "start")[hit[ok]]
+    configs = [tuple(int(v) for v in u) for u in uniq]
+    return _Launches(n, inv.reshape(-1), configs, start, launch, pid, A.ints(k, "tid", -1))
+
+
+class _Nvtx:
+    """Push/pop ranges per (pid, tid), for 'which ranges were open at t'."""
+
+    def __init__(self, trace: Trace) -> None:
+        t = trace.table("nvtx")
+        self.by_thread: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
+        if t.num_rows == 0:
+            return
+        style = pc.cast(t["style"], pa.string())
+        t = t.filter(pc.fill_null(pc.equal(style, "PushPop"), False))
+        start, pid, tid = A.ints(t, "start"), A.ints(t, "pid", -1), A.ints(t, "tid", -1)
+        end = np.where(A.ints(t, "end", -1) < 0, start, A.ints(t, "end"))
+        depth = A.ints(t, "depth")
+        text = np.array(A.strings(t, "text"), dtype=object) if t.num_rows else np.zeros(0, object)
+        for key in set(zip(pid.tolist(), tid.tolist(), strict=True)):
+            m = (pid == key[0]) & (tid == key[1])
+            self.by_thread[key] = (start[m], end[m], depth[m], text[m])
+
+    def at(self, pid: int, tid: int, t: int) -> tuple[tuple[str, ...], int]:
+        """The open ranges (outermost first) and the start of the innermost one (-1: none)."""
+        arrays = self.by_thread.get((pid, tid))
+        if arrays is None:
+            return (), -1
+        start, end, depth, text = arrays
+        hit = np.flatnonzero((start <= t) & (end > t))
+        if len(hit) == 0:
+            return (), -1
+        hit = hit[np.lexsort((start[hit], depth[hit]))]
+        return tuple(text[hit].tolist()), int(start[hit[-1]])
+
+
+def _loose(path: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_NUMBER.sub("#", p) for p in path)
+
+
+def build_link(trace: Trace, km: KernelMetrics) -> NcuLink:
+    """Match every kernel launch of `trace` to the ncu results that describe it."""
+    kt = trace.table("kernels")
+    n = kt.num_rows
+    choice = np.full(n, -1, np.int64)
+    level = np.zeros(n, np.int8)
+    choices: list[tuple[int, ...]] = []
+    index: dict[tuple[int, ...], int] = {}
+    matched_on, pairs = _name_groups(trace, km)
+
+    def assign(rows: np.ndarray, ids: tuple[int, ...], lv: int) -> None:
+        if len(rows) == 0:
+            return
+        c = index.get(ids)
+        if c is None:
+            c = index[ids] = len(choices)
+            choices.append(ids)
+        choice[rows], level[rows] = c, lv
+
+    if pairs and n:
+        launches, nvtx = _launches(trace), _Nvtx(trace)
+        base = NAME if matched_on == "kernel name" else MANGLED
+        for ids, rows in pairs:
+            _narrow(km, ids, rows, launches, nvtx, base, assign)
+    return _finish(km, kt, choice, level, choices, matched_on)
+
+
+def _name_groups(trace: Trace, km: KernelMetrics) -> tuple[str, list[tuple[list[int], Any]]]:
+    """(what matched, [(ncu ids sorted, nsys rows)]) by mangled name, else by name."""
+    kt = trace.table("kernels")
+    if kt.num_rows == 0 or len(km) == 0:
+        return "mangled name", []
+    has_mangled = "mangled_name" in kt.column_names and kt["mangled_name"].null_count < kt.num_rows
+    if has_mangled and any(km.kernels.column("mangled").to_pylist()):
+        gs = groups(km, Ctx(trace))
+        return "mangled name", [(sorted(g.ids), g.nsys_rows) for g in gs if g.nsys_rows is not None]
+    codes, values = A.codes(kt, "name")
+    by_key: dict[str, list[int]] = {}
+    for c, v in enumerate(values):
+        by_key.setdefault(normalize(v), []).append(c)
+    ncu: dict[str, list[int]] = {}
+    for kid, dem, name in zip(
+        km.kernel_ids(),
+        km.kernels.column("demangled").to_pylist(),
+        km.kernels.column("name").to_pylist(),
+        strict=True,
+    ):
+        ncu.setdefault(normalize(dem or name or ""), []).append(kid)
+    out = []
+    for key, ids in ncu.items():
+        cs = by_key.get(key)
+        if cs:
+            out.append((sorted(ids), np.flatnonzero(np.isin(codes, cs))))
+    return "kernel name", out
+
+
+def _config_of(km: KernelMetrics, kid: int) -> tuple[int, ...] | None:
+    k = km.kernel(kid)
+    if k.grid is None or k.block is None:
+        return None
+    return (*k.grid, *k.block)
+
+
+def _narrow(
+    km: KernelMetrics,
+    ids: list[int],
+    rows: np.ndarray,
+    la: _Launches,
+    nvtx: _Nvtx,
+    base: int,
+    assign: Any,
+) -> None:
+    rows = np.asarray(rows, np.int64)
+    if len(ids) == 1:
+        assign(rows, tuple(ids), base)
+        return
+    configs = {kid: _config_of(km, kid) for kid in ids}
+    for code in np.unique(la.config[rows]).tolist():
+        sub = rows[la.config[rows] == code]
+        cands = [kid for kid in ids if configs[kid] == la.configs[code]]
+        if not cands:
+            assign(sub, tuple(ids), base)
+        elif len(cands) == 1:
+            assign(sub, tuple(cands), LAUNCH)
+        else:
+            _by_nvtx(km, cands, sub, la, nvtx, assign)
+
+
+def _by_nvtx(
+    km: KernelMetrics, cands: list[int], rows: np.ndarray, la: _Launches, nvtx: _Nvtx, assign: Any
+) -> None:
+    paths = {kid: km.kernel(kid).nvtx for kid in cands}
+    buckets: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
+    for r in rows.tolist():
+        path, inner = nvtx.at(int(la.pid[r]), int(la.tid[r]), int(la.launch[r]))
+        exact = tuple(k for k in cands if paths[k] == path and path)
+        loose = tuple(k for k in cands if _loose(paths[k]) == _loose(path) and path)
+        ids, lv = (
+            (exact, NVTX) if exact else (loose, NVTX_LOOSE) if loose else (tuple(cands), LAUNCH)
+        )
+        buckets.setdefault((ids, lv, inner if lv > LAUNCH else -1), []).append(r)
+    for (ids, lv, inner), rs in buckets.items():
+        arr = np.array(rs, np.int64)
+        if inner >= 0 and len(ids) > 1 and len(arr) >= len(ids):
+            arr = arr[np.argsort(la.start[arr], kind="stable")]
+            for r, kid in zip(arr[: len(ids)].tolist(), ids, strict=True):
+                assign(np.array([r], np.int64), (kid,), ORDER)
+            arr = arr[len(ids) :]
+        assign(arr, ids, lv)
+
+
+def _finish(
+    km: KernelMetrics,
+    kt: pa.Table,
+    choice: np.ndarray,
+    level: np.ndarray,
+    choices: list[tuple[int, ...]],
+    matched_on: str,
+) -> NcuLink:
+    rows_of: dict[int, list[np.ndarray]] = {}
+    for c, ids in enumerate(choices):
+        rows = np.flatnonzero(choice == c)
+        for kid in ids:
+            rows_of.setdefault(kid, []).append(rows)
+    merged = {kid: np.sort(np.concatenate(parts)) for kid, parts in rows_of.items()}
+    by_name: dict[str, set[int]] = {}
+    unmatched: list[str] = []
+    if kt.num_rows:
+        codes, values = A.codes(kt, "name")
+        for c, name in enumerate(values):
+            sel = choice[codes == c]
+            found = {kid for x in np.unique(sel[sel >= 0]).tolist() for kid in choices[x]}
+            if found:
+                by_name[name] = found
+            elif len(sel):
+                unmatched.append(name)
+    return NcuLink(
+        choice_of_row=choice,
+        choices=choices,
+        level_of_row=level,
+        rows_of=merged,
+        by_name={k: tuple(sorted(v)) for k, v in by_name.items()},
+        unmatched_ncu=[kid for kid in km.kernel_ids() if kid not in merged],
+        unmatched_nsys=sorted(unmatched),
+        matched_on=matched_on,
+    )
