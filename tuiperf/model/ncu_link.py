@@ -326,3 +326,33 @@ def _finish(
         unmatched_nsys=sorted(unmatched),
         matched_on=matched_on,
     )
+
+
+class LaneMarks:
+    """Which timeline columns hold the start of a launch with an ncu result.
+
+    Per lane, the starts of its matched launches are found once (cached); a frame then
+    costs one binary search per column edge."""
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self.mask = mask
+        self._starts: dict[int, np.ndarray] = {}
+
+    def starts(self, key: int, starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        hit = self._starts.get(key)
+        if hit is None:
+            ok = rows < len(self.mask)
+            keep = np.zeros(len(rows), bool)
+            keep[ok] = self.mask[rows[ok]]
+            hit = self._starts[key] = starts[keep]
+        return hit
+
+    def columns(
+        self, key: int, starts: np.ndarray, rows: np.ndarray, edges: np.ndarray
+    ) -> np.ndarray:
+        """Booleans, one per column between consecutive `edges` (int64 ns)."""
+        s = self.starts(key, starts, rows)
+        if len(s) == 0:
+            return np.zeros(max(len(edges) - 1, 0), bool)
+        idx = np.searchsorted(s, edges, "left")
+        return np.diff(idx) > 0
