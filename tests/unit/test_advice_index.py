@@ -81,7 +81,8 @@ def test_rows_outside_every_finding_find_nothing() -> None:
     used = set()
     for f in idx.findings:
         ev = f.evidence.rows
-        used |= {r for t, r in zip(ev["table"].to_pylist(), ev["row"].to_pylist()) if t == "kernels"}
+        pairs = zip(ev["table"].to_pylist(), ev["row"].to_pylist(), strict=True)
+        used |= {r for t, r in pairs if t == "kernels"}
     free = next(r for r in range(trace_of("cnn_osrt").table("kernels").num_rows) if r not in used)
     assert idx.for_event("kernels", free) == []
     assert idx.for_event("nvtx", 0) == [] and idx.for_event("no_such_table", 3) == []

@@ -65,9 +65,7 @@ class FindingIndex:
                 continue
             pos = np.flatnonzero((tables == table) & (rows >= 0))
             order = np.argsort(rows[pos], kind="stable")
-            self._by_table.setdefault(str(table), []).append(
-                _Rows(i, rows[pos][order], pos[order])
-            )
+            self._by_table.setdefault(str(table), []).append(_Rows(i, rows[pos][order], pos[order]))
 
     def __len__(self) -> int:
         return len(self.findings)

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from tuiperf.model.attribution import EventDetails
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
+from tuiperf.tui.widgets.advice import AdvicePanel
 
 
 class SidePanel(VerticalScroll, can_focus=True):
@@ -31,7 +32,9 @@ class SidePanel(VerticalScroll, can_focus=True):
     def compose(self) -> ComposeResult:
         yield Static(self._hint(), id="details", classes="side--section")
         yield Vertical(id="metrics", classes="side--section -empty")
-        yield Vertical(id="advice", classes="side--section -empty")
+        yield AdvicePanel(
+            self.ascii_only, id="advice", classes="side--section -empty follows-selection"
+        )
 
     def on_mount(self) -> None:
         self.border_title = "Details"
