@@ -23,6 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="report to open (default: the bundled sample)",
     )
+    p.add_argument(
+        "second_path",
+        metavar="NCU_REPORT",
+        type=Path,
+        nargs="?",
+        help="an Nsight Compute report (.ncu-rep) to link with the nsys REPORT",
+    )
     p.add_argument("--ascii", action="store_true", help="ASCII glyphs only")
     p.add_argument("--no-mouse", action="store_true", help="ignore the mouse")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -33,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_open(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     path = args.report_path or sample_path()
+    path, args.ncu_path = split_reports(path, args.second_path)
     try:
         from tuiperf.tui.app import run_app
     except ModuleNotFoundError as e:
@@ -42,6 +50,26 @@ def run_open(argv: list[str]) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the viewer needs a terminal; use 'tuiperf summary' or '--csv'")
     return run_app(path, args, open_options(args))
+
+
+def split_reports(first: Path, second: Path | None) -> tuple[Path, Path | None]:
+    """(the report the viewer opens, the Nsight Compute report or None), in either order:
+    `tuiperf a.ncu-rep` opens the ncu screen alone, `tuiperf a.nsys-rep b.ncu-rep` links."""
+    from tuiperf.load import detect as det
+
+    def is_ncu(p: Path) -> bool:
+        return p.exists() and det.detect(p) in (det.NCU_REP, det.NCU_CSV)
+
+    if second is None:
+        return first, (first if is_ncu(first) else None)
+    ncu = [p for p in (first, second) if is_ncu(p)]
+    if len(ncu) != 1:
+        raise UsageError(
+            f"{first}, {second}: give one Nsight Systems (or torch.profiler) report and one "
+            "Nsight Compute report"
+        )
+    other = second if ncu[0] == first else first
+    return other, ncu[0]
 
 
 def _summary_fallback(path: Path, args: argparse.Namespace) -> int:

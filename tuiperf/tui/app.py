@@ -6,7 +6,7 @@ import argparse
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -26,10 +26,12 @@ from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.messages import (
     EventSelected,
     LoadProgress,
+    NcuKernelChosen,
     RangeMarked,
     SelectionCleared,
     ViewportChanged,
 )
+from tuiperf.tui.screens import ncu as ncu_screen
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.widgets.header import ReportHeader
 from tuiperf.tui.widgets.loading import LoadingPanel
@@ -65,6 +67,7 @@ class TuiperfApp(App[int]):
         ascii_only: bool = False,
         trace: Trace | None = None,
         name: str | None = None,
+        ncu_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.path = path
@@ -78,6 +81,10 @@ class TuiperfApp(App[int]):
         self.error: TuiperfError | None = None
         self.cancelled = False
         self.loading = True
+        #: an Nsight Compute report (alone, or linked to the trace): KernelMetrics, NcuLink
+        self.ncu_path = ncu_path
+        self.ncu: Any = None
+        self.ncu_link: Any = None
 
     def compose(self) -> ComposeResult:
         yield ReportHeader(id="header")
@@ -132,6 +139,10 @@ class TuiperfApp(App[int]):
 
         try:
             report("open report", 0.0)
+            if self.path is None and self.ncu_path is not None:
+                self.ncu = ncu_screen.load_ncu(self.ncu_path, self.opts)
+                self.call_from_thread(ncu_screen.open_alone, self)
+                return
             trace = self.trace
             if trace is None:
                 assert self.path is not None
@@ -139,6 +150,9 @@ class TuiperfApp(App[int]):
             report("index lanes", 0.0)
             lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m))
             index = NvtxIndex(trace)
+            if self.ncu_path is not None:
+                report("index lanes", 1.0, "match Nsight Compute kernels")
+                self.ncu, self.ncu_link = ncu_screen.load_linked(self.ncu_path, self.opts, trace)
             report("draw", 0.0)
         except LoadCancelled:
             return
@@ -160,6 +174,7 @@ class TuiperfApp(App[int]):
         timeline = self.query_one(Timeline)
         timeline.set_data(trace, lanes)
         timeline.focus()
+        ncu_screen.linked(self)
         # resolve event names for zoomed-in boxes once the first screen is up
         self.set_timer(0.5, lambda: self._warm_names(lanes))
 
@@ -222,6 +237,12 @@ class TuiperfApp(App[int]):
         elif self.focused is not None:
             self.screen.maximize(self.focused)
 
+    def action_ncu_screen(self) -> None:
+        ncu_screen.open_linked(self)
+
+    def on_ncu_kernel_chosen(self, msg: NcuKernelChosen) -> None:
+        ncu_screen.jump(self, msg)
+
     # --- messages between panes ---------------------------------------------------
 
     def on_event_selected(self, msg: EventSelected) -> None:
@@ -230,6 +251,7 @@ class TuiperfApp(App[int]):
         details = describe(self.trace, msg.table, msg.row, self.nvtx_index)
         side = self.query_one(SidePanel)
         side.show_details(details)
+        ncu_screen.side_metrics(self, msg.table, msg.row)
         timeline = self.query_one(Timeline)
         if msg.source == "timeline":
             timeline.set_partner(details.partner)
@@ -284,11 +306,13 @@ def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
     from tuiperf.commands.open_tui import sample_path
 
     sample = args.report_path is None or Path(path) == sample_path()
+    ncu = getattr(args, "ncu_path", None)
     app = TuiperfApp(
-        Path(path),
+        None if ncu is not None and Path(ncu) == Path(path) else Path(path),
         replace(opts, progress=None),
         ascii_only=wants_ascii(getattr(args, "ascii", False)),
         name=report_name(Path(path), sample),
+        ncu_path=ncu,
     )
     rc = app.run(mouse=not getattr(args, "no_mouse", False))
     if app.error is not None:

@@ -46,6 +46,17 @@ class RangeMarked(Message):
 
 
 @dataclass
+class NcuKernelChosen(Message):
+    """Enter on the ncu screen: show launch `index` of `count` (nsys kernels row `row`)
+    of ncu kernel `kernel_id` on the timeline."""
+
+    kernel_id: int
+    row: int
+    index: int = 0
+    count: int = 1
+
+
+@dataclass
 class LoadProgress(Message):
     phase: str
     step: int

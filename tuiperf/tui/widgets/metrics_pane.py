@@ -228,7 +228,10 @@ class MetricsPane(VerticalScroll, can_focus=True):
     MetricsPane > #metrics-head { padding: 0 1; }
     MetricsPane Collapsible { padding-bottom: 0; border-top: none; }
     MetricsPane Collapsible > Contents { padding: 0 0 0 2; }
+    #metrics > MetricsPane { height: auto; overflow-y: hidden; border-top: solid $panel-lighten-2; }
     """
+
+    SCOPED_CSS = False
 
     def __init__(self, ascii_only: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
@@ -262,8 +265,11 @@ class MetricsPane(VerticalScroll, can_focus=True):
         assert self.km is not None and self.kernel_id is not None
         k = self.km.kernel(self.kernel_id)
         title = Text(f"ncu ID {k.id}  ", "dim")
-        title.append(clean(k.display_name), "bold")
+        title.append(clean(k.name or k.display_name), "bold")
         lines: list = [title]
+        if k.demangled and k.demangled != k.name:
+            full = clean(k.demangled)
+            lines.append(Text(full if len(full) <= 160 else full[:159] + "…", "dim"))
         if self.baseline is not None:
             lines.append(Text(f"compared with baseline ID {self.baseline} (b clears)", "italic"))
         if self.note:
@@ -295,7 +301,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
                 collapsed=collapsed,
                 collapsed_symbol=symbols[0],
                 expanded_symbol=symbols[1],
-                id=f"section-{_css_id(s.id)}",
+                classes=f"section--{_css_id(s.id)}",
             )
             c.section_id = s.id  # type: ignore[attr-defined]
             out.append(c)

@@ -8,7 +8,7 @@ Every frame costs O(columns · log events) per visible lane.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from rich.segment import Segment
@@ -97,6 +97,8 @@ class Timeline(Widget, can_focus=True):
         self.cursor_t = 0.0
         self.selection: Selection | None = None
         self.partner: Selection | None = None
+        #: launches with an Nsight Compute result (`tuiperf.model.ncu_link.LaneMarks`), or None
+        self.ncu_marks: Any = None
         self.mark: list[float | None] = [None, None]
         self.zooms = ZoomStack()
         self._zooming = False
@@ -246,7 +248,13 @@ class Timeline(Widget, can_focus=True):
         assert self.lanes is not None
         lane = self.lanes.lanes[li]
         hl = Highlight(self._span(self.selection, li), self._span(self.partner, li))
-        chars, sids = lane_cells(lane, self.vp, frame_edges(self.vp), self.g, hl)
+        edges = frame_edges(self.vp)
+        chars, sids = lane_cells(lane, self.vp, edges, self.g, hl)
+        if self.ncu_marks is not None and lane.table == "kernels":
+            marked = self.ncu_marks.columns(li, lane.iv.starts, lane.iv.rows, edges)
+            for c in np.flatnonzero(marked).tolist():  # on event boxes (zoomed in) only
+                if chars[c] == self.g.box_edge:
+                    chars[c] = "*" if self.g.ascii else "◆"
         c = self.vp.col_of(self.cursor_t)
         if 0 <= c < self.columns and chars[c] == " ":
             chars[c] = self.g.cursor_line

@@ -1,0 +1,493 @@
+"""The kernel-centred screen of an Nsight Compute report, linked to the timeline.
+
+Left: the profiled kernels (sortable with < > r, filtered with /), drawn by the events
+table's line-API `TableBody`. Right (below on narrow terminals): the metrics pane of the
+kernel under the cursor. With an nsys report too, Enter jumps to the kernel's launches on
+the timeline, and `u` lists what did not match either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, Static
+
+from tuiperf.model import ncu_verdict as V
+from tuiperf.model.fmt import clean
+from tuiperf.model.metrics import KernelMetrics, display_unit, format_value
+from tuiperf.model.ncu_link import NcuLink
+from tuiperf.tui.actions import bindings
+from tuiperf.tui.glyphs import asciify
+from tuiperf.tui.messages import NcuKernelChosen
+from tuiperf.tui.widgets.events_table import Col, TableBody
+from tuiperf.tui.widgets.metrics_pane import MetricsPane
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tuiperf.model.trace import Trace
+    from tuiperf.tui.app import TuiperfApp
+
+#: (key, header, width (0: the rest), right-aligned, drop order when narrow: higher first)
+COLUMNS = (
+    ("id", "ID", 4, True, 0),
+    ("name", "Kernel", 0, False, 0),
+    ("duration", "Duration", 9, True, 0),
+    ("grid", "Grid", 11, False, 4),
+    ("block", "Block", 9, False, 5),
+    ("sm", "SM %", 6, True, 1),
+    ("mem", "Mem %", 6, True, 1),
+    ("occ", "Occ %", 6, True, 2),
+    ("nvtx", "NVTX", 16, False, 6),
+    ("nsys", "nsys", 6, True, 3),
+)
+DESCENDING = {"duration", "sm", "mem", "occ", "nsys"}
+
+
+# --- the rows (pure data, formatted once; ncu reports hold thousands of kernels at most) ---
+
+
+def _dims(d: tuple[int, int, int] | None) -> str:
+    return "" if d is None else "×".join(str(v) for v in d)
+
+
+def kernel_records(km: KernelMetrics, link: NcuLink | None) -> list[dict[str, Any]]:
+    out = []
+    for kid in km.kernel_ids():
+        k = km.kernel(kid)
+        sm, mem = km.throughput(kid)
+        out.append(
+            {
+                "id": kid,
+                "name": clean(k.name or k.display_name),
+                "search": f"{k.name} {k.demangled or ''} {k.mangled or ''}".lower(),
+                "duration": k.duration_ns,
+                "grid": k.grid,
+                "block": k.block,
+                "sm": sm,
+                "mem": mem,
+                "occ": km.value(kid, V.ACHIEVED),
+                "nvtx": " › ".join(clean(n) for n in k.nvtx),
+                "nsys": None if link is None else len(link.rows_for(kid)),
+            }
+        )
+    return out
+
+
+def cell(rec: dict[str, Any], key: str, ascii_only: bool) -> str:
+    v = rec[key]
+    if key == "duration":
+        if v is None:
+            return ""
+        value, unit = display_unit(v, "ns")
+        return f"{format_value(round(value, 2))} {unit}"
+    if key in ("grid", "block"):
+        return _dims(v).replace("×", "x") if ascii_only else _dims(v)
+    if key in ("sm", "mem", "occ"):
+        return "" if v is None else f"{v:.1f}"
+    if key == "nsys":
+        return "" if v is None else ("none" if v == 0 else f"{v:,}")
+    text = str(v)
+    return asciify(text).replace("›", ">") if ascii_only else text
+
+
+@dataclass
+class KernelRows:
+    """The shown kernels (filtered and sorted), in the `TableBody` row interface."""
+
+    records: list[dict[str, Any]]
+    linked: bool
+    ascii_only: bool
+
+    def columns(self, width: int) -> list[Col]:
+        cols = [c for c in COLUMNS if self.linked or c[0] != "nsys"]
+        for level in (6, 5, 4, 3, 2, 1):
+            if sum(c[2] + 1 for c in cols) + 24 <= width:
+                break
+            cols = [c for c in cols if c[4] != level]
+        return [Col(k, h, w, r, "num" if r else "text") for k, h, w, r, _ in cols]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def row_id(self, pos: int) -> int:
+        return int(self.records[pos]["id"])
+
+    def cells(self, pos: int, shown: list[Col]) -> list[str]:
+        rec = self.records[pos]
+        return [cell(rec, c.key, self.ascii_only) for c in shown]
+
+
+def select(
+    records: list[dict[str, Any]], text: str, sort: str, descending: bool
+) -> list[dict[str, Any]]:
+    """Filter on a substring of any name (case-insensitive; a leading ! inverts), then sort
+    (missing values last)."""
+    invert = text.startswith("!")
+    needle = text[1:].lower() if invert else text.lower()
+    out = [r for r in records if not needle or ((needle in r["search"]) != invert)]
+    present = [r for r in out if r[sort] is not None]
+    missing = [r for r in out if r[sort] is None]
+    present.sort(key=lambda r: (r[sort], r["id"]), reverse=descending)
+    return present + missing
+
+
+# --- the view --------------------------------------------------------------------------------
+
+
+class NcuView(Horizontal):
+    """Kernel list + metrics pane; owns the `ncu` keys of the registry."""
+
+    BINDINGS: ClassVar = bindings("ncu")
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    NcuView { height: 1fr; }
+    NcuView > #ncu-left { width: 1fr; min-width: 40; }
+    NcuView > #ncu-metrics { width: 1fr; border-left: solid $panel-lighten-2; }
+    NcuView #ncu-list-title { height: 1; padding: 0 1; background: $boost; }
+    NcuView #ncu-filter { display: none; height: 1; border: none; padding: 0 1; }
+    NcuView.-filtering #ncu-filter { display: block; }
+    .-narrow NcuView { layout: vertical; }
+    .-narrow NcuView > #ncu-left { height: 9; width: 1fr; min-width: 0; }
+    .-narrow NcuView > #ncu-metrics { height: 1fr; border-left: none;
+                                      border-top: solid $panel-lighten-2; }
+    """
+
+    def __init__(self, km: KernelMetrics, link: NcuLink | None, ascii_only: bool, **kw: Any):
+        super().__init__(**kw)
+        self.km, self.link, self.ascii_only = km, link, ascii_only
+        self.records = kernel_records(km, link)
+        self.sort, self.descending = "id", False
+        self.text = ""
+        self.baseline: int | None = None
+        self._jumped: tuple[int, int] = (-1, -1)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ncu-left"):
+            yield Static(id="ncu-list-title")
+            yield TableBody(id="ncu-kernels")
+            yield Input(id="ncu-filter", placeholder="filter kernel names (! inverts)")
+        yield MetricsPane(self.ascii_only, id="ncu-metrics")
+
+    @property
+    def body(self) -> TableBody:
+        return self.query_one("#ncu-kernels", TableBody)
+
+    def on_mount(self) -> None:
+        self.body.ascii_only = self.ascii_only
+        self.refresh_rows(None)
+        self.body.focus()
+
+    def refresh_rows(self, keep: int | None) -> None:
+        shown = select(self.records, self.text, self.sort, self.descending)
+        rows = KernelRows(shown, self.link is not None, self.ascii_only)
+        ids = [r["id"] for r in shown]
+        cursor = ids.index(keep) if keep in ids else 0
+        self.body.set_rows(rows, cursor, self.sort, self.descending)
+        self._title()
+        self.show_current()
+
+    def _title(self) -> None:
+        n = len(self.body.rows or ())
+        what = f"{n:,} / {len(self.records):,}" if self.text else f"{len(self.records):,}"
+        filt = f"filter: {self.text}, " if self.text else ""
+        base = f" · baseline ID {self.baseline}" if self.baseline is not None else ""
+        text = Text(f"Kernels ({filt}{what}){base}", "bold")
+        self.query_one("#ncu-list-title", Static).update(text)
+
+    def current(self) -> int | None:
+        rows = self.body.rows
+        if rows is None or not len(rows):
+            return None
+        return rows.row_id(self.body.cursor)
+
+    def show_current(self) -> None:
+        kid = self.current()
+        pane = self.query_one(MetricsPane)
+        if kid is None:
+            pane.clear("No kernel matches the filter (Esc clears it).")
+            return
+        base = self.baseline if self.baseline != kid else None
+        pane.show(self.km, kid, base, self._link_note(kid))
+
+    def _link_note(self, kid: int) -> str:
+        if self.link is None:
+            return ""
+        n = len(self.link.rows_for(kid))
+        if n == 0:
+            return "no launch of this kernel in the nsys report (unmatched)"
+        return f"{n:,} launches in the nsys report; Enter jumps to them"
+
+    # --- messages from the table --------------------------------------------------------
+
+    def on_table_body_cursor_moved(self, event: TableBody.CursorMoved) -> None:
+        event.stop()
+        self.show_current()
+
+    def on_table_body_activated(self, event: TableBody.Activated) -> None:
+        event.stop()
+        self.action_jump()
+
+    def on_table_body_header_clicked(self, event: TableBody.HeaderClicked) -> None:
+        event.stop()
+        if event.key == self.sort:
+            self.action_reverse()
+        else:
+            self._sort_by(event.key)
+
+    # --- actions ------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("jump", "unmatched") and self.link is None:
+            return None
+        if action == "clear_baseline" and self.baseline is None:
+            return None
+        return True
+
+    def action_filter(self) -> None:
+        box = self.query_one("#ncu-filter", Input)
+        box.value = self.text
+        self.add_class("-filtering")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "ncu-filter" and self.has_class("-filtering"):
+            event.stop()
+            keep = self.current()
+            self.text = event.value.strip()
+            self.refresh_rows(keep)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "ncu-filter":
+            event.stop()
+            self.remove_class("-filtering")
+            self.body.focus()
+
+    def action_back(self) -> None:
+        """Esc: close the filter box, then clear the filter, then leave the screen."""
+        if self.has_class("-filtering") or self.text:
+            self.remove_class("-filtering")
+            keep, self.text = self.current(), ""
+            self.refresh_rows(keep)
+            self.body.focus()
+        elif isinstance(self.screen, NcuScreen) and self.screen.can_leave:
+            self.app.pop_screen()
+
+    def action_sort_column(self, step: int) -> None:
+        keys = [c.key for c in self.body.columns()]
+        i = keys.index(self.sort) if self.sort in keys else -1
+        self._sort_by(keys[(i + step) % len(keys)])
+
+    def _sort_by(self, key: str, descending: bool | None = None) -> None:
+        keep = self.current()
+        self.sort = key
+        self.descending = key in DESCENDING if descending is None else descending
+        self.refresh_rows(keep)
+
+    def action_reverse(self) -> None:
+        self._sort_by(self.sort, not self.descending)
+
+    def action_baseline(self) -> None:
+        kid = self.current()
+        if kid is None:
+            return
+        self.baseline = None if self.baseline == kid else kid
+        self._title()
+        if self.baseline is not None:
+            self.notify(f"Baseline: ncu ID {kid}. Select another kernel to compare.", timeout=3)
+        self.show_current()
+
+    def action_clear_baseline(self) -> None:
+        self.baseline = None
+        self._title()
+        self.show_current()
+
+    def action_fold_all(self) -> None:
+        pane = self.query_one(MetricsPane)
+        from textual.widgets import Collapsible
+
+        folds = list(pane.query(Collapsible))
+        pane.set_all(not all(c.collapsed for c in folds))
+
+    def action_jump(self) -> None:
+        kid = self.current()
+        if kid is None or self.link is None:
+            return
+        rows = self.link.exact_rows_for(kid)
+        if len(rows) == 0:
+            self.notify(f"ncu ID {kid} has no launch in the nsys report.", timeout=3)
+            return
+        last_kid, last = self._jumped
+        i = (last + 1) % len(rows) if last_kid == kid else 0
+        self._jumped = (kid, i)
+        self.post_message(NcuKernelChosen(kid, int(rows[i]), i, len(rows)))
+
+    def action_unmatched(self) -> None:
+        if self.link is not None:
+            self.app.push_screen(UnmatchedScreen(self.km, self.link))
+
+
+class NcuScreen(Screen[None]):
+    """The whole screen: a title line, the view, the footer."""
+
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    NcuScreen > #ncu-title { height: 1; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(
+        self, km: KernelMetrics, link: NcuLink | None, title: str, ascii_only: bool, root: bool
+    ) -> None:
+        super().__init__()
+        self.km, self.link, self.title_text, self.ascii_only = km, link, title, ascii_only
+        #: False when the ncu report was opened alone: there is nothing to go back to
+        self.can_leave = not root
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="ncu-title")
+        yield NcuView(self.km, self.link, self.ascii_only, id="ncu")
+        yield Footer()
+
+    def _title(self) -> Text:
+        t = Text(clean(self.title_text), "bold")
+        t.append(f"  {len(self.km):,} profiled kernels")
+        if self.link is not None:
+            found = len(self.km) - len(self.link.unmatched_ncu)
+            t.append(f" · {found:,} found in the nsys report by {self.link.matched_on}")
+            if self.link.unmatched_nsys:
+                t.append(f" · {len(self.link.unmatched_nsys):,} nsys kernels without ncu (u)")
+        return Text(asciify(t.plain)) if self.ascii_only else t
+
+
+class UnmatchedScreen(ModalScreen[None]):
+    """What did not match: ncu kernels with no launch, nsys kernel names with no result."""
+
+    BINDINGS: ClassVar = bindings("ncu-unmatched")
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    UnmatchedScreen { align: center middle; }
+    UnmatchedScreen > VerticalScroll { width: 90%; height: 80%; border: round $accent;
+                                       background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, km: KernelMetrics, link: NcuLink) -> None:
+        super().__init__()
+        self.km, self.link = km, link
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(unmatched_text(self.km, self.link), id="unmatched-body")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).border_title = "Unmatched kernels (Esc closes)"
+
+
+def unmatched_text(km: KernelMetrics, link: NcuLink) -> Text:
+    t = Text()
+    t.append(f"ncu kernels with no launch in the nsys report: {len(link.unmatched_ncu)}\n", "bold")
+    for kid in link.unmatched_ncu:
+        t.append(f"  ID {kid}  {clean(km.kernel(kid).display_name)}\n")
+    n = len(link.unmatched_nsys)
+    t.append(f"\nnsys kernels with no ncu result: {n}\n", "bold")
+    for name in link.unmatched_nsys:
+        t.append(f"  {clean(name)}\n")
+    return t
+
+
+# --- hooks the app calls ---------------------------------------------------------------------
+
+
+def side_metrics(app: TuiperfApp, table: str, row: int) -> None:
+    """Linked reports: show the selected kernel's ncu metrics in the side panel."""
+    km, link = getattr(app, "ncu", None), getattr(app, "ncu_link", None)
+    found = app.query("#metrics")
+    if km is None or link is None or not found:
+        return
+    box = found.first()
+    kid = link.best_for_row(row) if table == "kernels" else None
+    panes = box.query(MetricsPane)
+    if kid is None:
+        box.add_class("-empty")
+        if table == "kernels" and panes:
+            panes.first().clear("No ncu result for this kernel.")
+        return
+    box.remove_class("-empty")
+    if not panes:
+        box.mount(MetricsPane(app.ascii_only, id="side-metrics"))
+        app.call_after_refresh(side_metrics, app, table, row)
+        return
+    panes.first().show(km, kid, None, link.describe(row))
+
+
+def load_ncu(path: Path, opts: Any) -> KernelMetrics:
+    """Runs in the app's loading worker."""
+    from tuiperf.load.ncu_open import open_ncu
+
+    return open_ncu(path, opts)
+
+
+def load_linked(path: Path, opts: Any, trace: Trace) -> tuple[KernelMetrics, NcuLink]:
+    """Runs in the app's loading worker: the report, and its links to the trace."""
+    from tuiperf.model.ncu_link import build_link
+
+    km = load_ncu(path, opts)
+    return km, build_link(trace, km)
+
+
+def _title(app: TuiperfApp) -> str:
+    return app.ncu_path.name if app.ncu_path is not None else "Nsight Compute"
+
+
+def open_alone(app: TuiperfApp) -> None:
+    """`tuiperf report.ncu-rep`: the ncu screen is the whole app."""
+    app.loading = False
+    for panel in app.query("#loading"):
+        panel.remove()
+    app.push_screen(NcuScreen(app.ncu, None, _title(app), app.ascii_only, root=True))
+
+
+def linked(app: TuiperfApp) -> None:
+    """After the trace loaded: mark profiled launches on the timeline."""
+    link = app.ncu_link
+    if link is None:
+        return
+    from tuiperf.model.ncu_link import LaneMarks
+    from tuiperf.tui.widgets.timeline import Timeline
+
+    for timeline in app.query(Timeline):
+        timeline.ncu_marks = LaneMarks(link.mask)
+        timeline.changed(viewport=False)
+    found = len(app.ncu) - len(link.unmatched_ncu)
+    app.notify(
+        f"Nsight Compute: {found} of {len(app.ncu)} profiled kernels found in the trace "
+        f"({int(link.mask.sum()):,} launches marked). K opens the kernel list.",
+        timeout=4,
+        markup=False,
+    )
+
+
+def open_linked(app: TuiperfApp) -> None:
+    if app.ncu is None:
+        app.notify("No Nsight Compute report: open one with `tuiperf REPORT NCU-REPORT`.",
+                   timeout=3, markup=False)  # fmt: skip
+        return
+    if isinstance(app.screen, NcuScreen):
+        return
+    app.push_screen(NcuScreen(app.ncu, app.ncu_link, _title(app), app.ascii_only, root=False))
+
+
+def jump(app: TuiperfApp, msg: NcuKernelChosen) -> None:
+    """Enter on the ncu screen: back to the timeline, on the kernel's launch."""
+    from tuiperf.tui.messages import EventSelected
+
+    while isinstance(app.screen, NcuScreen) and len(app.screen_stack) > 1:
+        app.pop_screen()
+    app.post_message(EventSelected("kernels", msg.row, "ncu", False))
+    more = " (K, then Enter again: the next one)" if msg.count > 1 else ""
+    app.notify(f"ncu ID {msg.kernel_id}: launch {msg.index + 1} of {msg.count}{more}",
+               timeout=3, markup=False)  # fmt: skip
