@@ -186,7 +186,7 @@ async def test_min_duration_and_window(trace: Trace) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         t = table(app)
-        await pilot.press("m", *"10us", "enter")
+        await pilot.press("M", *"10us", "enter")
         await settle(pilot, 0.3)
         durs = trace.table("kernels")["duration"].to_pylist()
         rows = shown_rows(app)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Horizontal, Vertical
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
@@ -26,6 +26,7 @@ from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.messages import (
     EventSelected,
     LoadProgress,
+    MatchesChanged,
     NcuKernelChosen,
     RangeMarked,
     SelectionCleared,
@@ -34,6 +35,8 @@ from tuiperf.tui.messages import (
 from tuiperf.tui.screens import ncu as ncu_screen
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.widgets.header import ReportHeader
+from tuiperf.tui.widgets.events_pane import EventsPane
+from tuiperf.tui.widgets.events_table import EventsCommands
 from tuiperf.tui.widgets.loading import LoadingPanel
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.status import StatusLine
@@ -56,7 +59,7 @@ class TuiperfApp(App[int]):
         *bindings("app"),
         Binding("escape", "escape", "Cancel / close", show=False, id="app.escape"),
     ]
-    COMMANDS = App.COMMANDS | {TuiperfCommands}
+    COMMANDS = App.COMMANDS | {TuiperfCommands, EventsCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(
@@ -92,9 +95,9 @@ class TuiperfApp(App[int]):
             with Vertical(id="left"):
                 yield Timeline(self.glyphs, id="timeline")
                 yield StatusLine(self.ascii_only, id="status")
-                # issue 6 mounts the events table here
-                with Container(id="events"):
-                    yield Static("Events table: not in this build yet.", id="events-placeholder")
+                # the events table is mounted here after the first timeline frame
+                with EventsPane(id="events"):
+                    yield Static("Events table: after the timeline.", id="events-placeholder")
             yield SidePanel(self.ascii_only, id="side")
         yield LoadingPanel(self.report_name, id="loading")
         yield Footer()
@@ -175,6 +178,8 @@ class TuiperfApp(App[int]):
         timeline.set_data(trace, lanes)
         timeline.focus()
         ncu_screen.linked(self)
+        # the events table, once the first timeline frame is on screen
+        self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
         # resolve event names for zoomed-in boxes once the first screen is up
         self.set_timer(0.5, lambda: self._warm_names(lanes))
 
@@ -206,6 +211,8 @@ class TuiperfApp(App[int]):
     def action_help(self) -> None:
         focused = self.focused
         scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
+        if focused is not None and any(isinstance(a, EventsPane) for a in focused.ancestors):
+            scope = "events"
         self.push_screen(HelpScreen(scope, self.ascii_only))
 
     def action_focus_pane(self, pane: str) -> None:
@@ -237,6 +244,16 @@ class TuiperfApp(App[int]):
         elif self.focused is not None:
             self.screen.maximize(self.focused)
 
+    def action_next_match(self, direction: int) -> None:
+        """n / N: the next (previous) event that the events table shows, on the timeline."""
+        timeline = self.query_one(Timeline)
+        for pane in self.query(EventsPane):
+            pane.step_match(timeline.selection is not None, timeline.cursor_t, direction)
+
+    def on_matches_changed(self, msg: MatchesChanged) -> None:
+        for timeline in self.query(Timeline):
+            timeline.set_matches(msg.matches)
+
     def action_ncu_screen(self) -> None:
         ncu_screen.open_linked(self)
 
@@ -257,6 +274,11 @@ class TuiperfApp(App[int]):
             timeline.set_partner(details.partner)
         else:
             timeline.show_selection(msg.table, msg.row, details.partner)
+            sel = timeline.selection
+            shown = sel is not None and (sel.table, sel.row) == (msg.table, msg.row)
+            if msg.source == "events" and msg.details and sel is not None and shown:
+                # Enter in the events table: the event in its context (a fifth of the width)
+                timeline.set_viewport(timeline.vp.fit_range(sel.start, sel.end, 2.0), push=True)
         if msg.details and self.screen.has_class("-narrow"):
             self._open_side(True)
         for widget in self.query(".follows-selection"):
@@ -270,6 +292,8 @@ class TuiperfApp(App[int]):
     def on_viewport_changed(self, msg: ViewportChanged) -> None:
         for status in self.query(StatusLine):  # none while the app shuts down
             status.set_view(msg.label, msg.lane)
+        for pane in self.query(EventsPane):
+            pane.set_window(msg.start, msg.end)
 
     def on_range_marked(self, msg: RangeMarked) -> None:
         from tuiperf.model.timeline import format_duration

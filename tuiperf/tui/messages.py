@@ -68,3 +68,11 @@ class LoadProgress(Message):
 class LoadFinished(Message):
     ok: bool
     error: str = ""
+
+
+@dataclass
+class MatchesChanged(Message):
+    """The events table's rows changed: `matches` (`tuiperf.tui.matches.Matches`) are the
+    events its filter keeps, for the timeline to highlight; None when nothing is filtered."""
+
+    matches: object | None

@@ -45,6 +45,7 @@ from tuiperf.model.query import (
     parse_duration,
 )
 from tuiperf.model.trace import Trace
+from tuiperf.tui.actions import bindings
 
 _ROW_CACHE = 4096
 _NUMERIC_DESC = {"duration", "bytes", "smem", "pct", "count"}
@@ -178,17 +179,7 @@ class TableBody(ScrollView, can_focus=True):
     TableBody:focus > .table-body--cursor { background: $accent; color: $text; }
     TableBody > .table-body--sorted { text-style: bold; color: $accent; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
-        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-        Binding("ctrl+u", "half(-1)", "Half page up", show=False),
-        Binding("ctrl+d", "half(1)", "Half page down", show=False),
-        Binding("home,g", "jump(0)", "Top", show=False),
-        Binding("end,G", "jump(-1)", "Bottom", show=False),
-        Binding("enter", "activate", "Open", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("rows")
 
     class CursorMoved(Message):
         def __init__(self, pos: int) -> None:
@@ -455,21 +446,7 @@ class EventsTable(Vertical):
     EventsTable > #events-progress { display: none; height: 1; }
     EventsTable.-busy > #events-progress { display: block; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", id="events.filter"),
-        Binding("m", "min_duration", "Min duration", id="events.min_duration"),
-        Binding("w", "toggle_window", "Window only", id="events.window"),
-        Binding("escape", "clear", "Clear filter", id="events.clear"),
-        Binding("less_than_sign", "sort_column(-1)", "Sort ←", id="events.sort_prev"),
-        Binding("greater_than_sign", "sort_column(1)", "Sort →", id="events.sort_next"),
-        Binding("r", "reverse", "Reverse", id="events.reverse"),
-        Binding("S", "toggle_summary", "Summary", id="events.summary"),
-        Binding("t", "cycle_kind(1)", "Next table", id="events.next_kind"),
-        Binding("T", "cycle_kind(-1)", "Previous table", show=False, id="events.prev_kind"),
-        Binding("e", "export", "Export CSV", id="events.export"),
-        Binding("y", "copy", "Copy row", id="events.copy"),
-        Binding("ctrl+r", "toggle_regex", "Regex", show=False, id="events.regex"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("events")  # keys: tuiperf.tui.actions
 
     class RowHighlighted(Message):
         """The cursor is on event `row` (a row number of the trace's `kind` table)."""

@@ -12,7 +12,13 @@ from rich.text import Text
 from tuiperf.tui.actions import for_scope
 from tuiperf.tui.glyphs import asciify
 
-SCOPE_TITLES = {"timeline": "Timeline", "side": "Details panel", "app": "Everywhere"}
+SCOPE_TITLES = {
+    "timeline": "Timeline",
+    "side": "Details panel",
+    "events": "Events table",
+    "rows": "Events table rows",
+    "app": "Everywhere",
+}
 
 CONCEPTS = (
     (
@@ -59,6 +65,8 @@ def keys_table(scope: str, ascii_only: bool = False) -> Table:
 
 def help_renderable(focused_scope: str | None, ascii_only: bool = False) -> Group:
     scopes = [s for s in (focused_scope, "timeline", "side", "app") if s]
+    if focused_scope == "events":
+        scopes.insert(1, "rows")
     seen: list[str] = []
     parts: list = []
     for s in scopes:

@@ -19,18 +19,22 @@ from tuiperf.model.lanes import Lane, display_name
 from tuiperf.model.timeline import Viewport
 from tuiperf.tui.glyphs import Glyphs
 
+_UNDERLINE = Style(underline=True)
+
 # style ids of a cell
-EMPTY, BUSY, BOX, SELECTED, PARTNER, CURSOR = range(6)
+EMPTY, BUSY, BOX, SELECTED, PARTNER, CURSOR, MATCH = range(7)
 #: draw event boxes one by one only when the window holds at most this many per column
 BOX_DENSITY = 4
 
 
 @dataclass
 class Highlight:
-    """Column spans to draw over a lane: the selection and its launch/kernel partner."""
+    """Column spans to draw over a lane: the selection and its launch/kernel partner;
+    `matches`: the columns holding events that the events table's filter keeps."""
 
     selected: tuple[int, int] | None = None
     partner: tuple[int, int] | None = None
+    matches: np.ndarray | None = None
 
 
 @dataclass
@@ -42,9 +46,11 @@ class LaneStyles:
     partner: Style
     cursor: Style
     mark: Style
+    match: Style = _UNDERLINE
 
     def of(self, sid: int, marked: bool) -> Style:
-        base = (self.empty, self.busy, self.box, self.selected, self.partner, self.cursor)[sid]
+        styles = (self.empty, self.busy, self.box, self.selected, self.partner, self.cursor)
+        base = styles[sid] if sid != MATCH else self.match
         return base + self.mark if marked else base
 
 
@@ -66,6 +72,10 @@ def lane_cells(
     sids = np.where(level > 0, BUSY, EMPTY).astype(np.int8)
     if iv.count_in(int(edges[0]), int(edges[-1])) <= BOX_DENSITY * vp.columns:
         _draw_boxes(lane, vp, g, chars, sids)
+    if hl.matches is not None:
+        for c in np.flatnonzero(hl.matches & (sids == EMPTY)).tolist():
+            chars[c] = g.low  # a match is never a blank cell
+        sids[hl.matches] = MATCH
     for span, sid in ((hl.partner, PARTNER), (hl.selected, SELECTED)):
         if span is not None:
             c0, c1 = max(span[0], 0), min(span[1], vp.columns)

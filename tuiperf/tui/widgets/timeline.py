@@ -82,6 +82,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--partner",
         "timeline--cursor",
         "timeline--mark",
+        "timeline--match",
     }
 
     def __init__(self, glyphs: Glyphs = UNICODE, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -99,6 +100,8 @@ class Timeline(Widget, can_focus=True):
         self.partner: Selection | None = None
         #: launches with an Nsight Compute result (`tuiperf.model.ncu_link.LaneMarks`), or None
         self.ncu_marks: Any = None
+        #: rows the events table shows (`tuiperf.tui.matches.Matches`), highlighted; or None
+        self.matches: Any = None
         self.mark: list[float | None] = [None, None]
         self.zooms = ZoomStack()
         self._zooming = False
@@ -247,8 +250,10 @@ class Timeline(Widget, can_focus=True):
     def _lane_line(self, li: int, current: bool) -> Strip:
         assert self.lanes is not None
         lane = self.lanes.lanes[li]
-        hl = Highlight(self._span(self.selection, li), self._span(self.partner, li))
         edges = frame_edges(self.vp)
+        hl = Highlight(self._span(self.selection, li), self._span(self.partner, li))
+        if self.matches is not None and lane.table == self.matches.table:
+            hl.matches = self.matches.cells(li, lane.iv, edges)
         chars, sids = lane_cells(lane, self.vp, edges, self.g, hl)
         if self.ncu_marks is not None and lane.table == "kernels":
             marked = self.ncu_marks.columns(li, lane.iv.starts, lane.iv.rows, edges)
@@ -267,6 +272,7 @@ class Timeline(Widget, can_focus=True):
             self._style("partner"),
             self._style("cursor"),
             self._style("mark"),
+            self._style(lane.kind) + self._style("match"),
         )
         label = self._style("label-current" if current else "label")
         segs = self._label(f"  {lane.label}", label)
@@ -426,6 +432,11 @@ class Timeline(Widget, can_focus=True):
         self.vp = self.vp.ensure_visible(sel.start, sel.end)
         self._zooming = False
         self.changed()
+
+    def set_matches(self, matches: Any) -> None:
+        """Highlight these events (the events table's filtered rows; None: nothing)."""
+        self.matches = matches
+        self.changed(viewport=False)
 
     def set_partner(self, partner: tuple[str, int] | None) -> None:
         self.partner = self._locate(*partner) if partner is not None else None
