@@ -188,7 +188,8 @@ class NcuView(Horizontal):
         rows = KernelRows(shown, self.link is not None, self.ascii_only)
         ids = [r["id"] for r in shown]
         cursor = ids.index(keep) if keep in ids else 0
-        self.body.set_rows(rows, cursor, self.sort, self.descending)
+        # KernelRows has the row interface TableBody draws (columns, cells, row_id, len)
+        self.body.set_rows(rows, cursor, self.sort, self.descending)  # type: ignore[arg-type]
         self._title()
         self.show_current()
 
@@ -478,7 +479,10 @@ def open_linked(app: TuiperfApp) -> None:
         return
     if isinstance(app.screen, NcuScreen):
         return
-    app.push_screen(NcuScreen(app.ncu, app.ncu_link, _title(app), app.ascii_only, root=False))
+    if not app.is_screen_installed("ncu"):  # installed: cursor, sort and filter persist
+        screen = NcuScreen(app.ncu, app.ncu_link, _title(app), app.ascii_only, root=False)
+        app.install_screen(screen, name="ncu")
+    app.push_screen("ncu")
 
 
 def jump(app: TuiperfApp, msg: NcuKernelChosen) -> None:

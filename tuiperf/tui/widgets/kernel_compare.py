@@ -69,7 +69,7 @@ def compare_body(km: KernelMetrics, base: int, cur: int, s: Section, ascii_only:
     table.add_column("metric", ratio=3, no_wrap=True, overflow="ellipsis")
     table.add_column(f"ID {base}", ratio=2, justify="right", no_wrap=True)
     table.add_column(f"ID {cur}", ratio=2, justify="right", no_wrap=True)
-    table.add_column("delta", ratio=1, justify="right", no_wrap=True)
+    table.add_column("delta", width=10, justify="right", no_wrap=True)
     for d in deltas(km, base, cur, s.id):
         style = "green" if d.sign > 0 else "red" if d.sign < 0 else "dim"
         table.add_row(Text(d.label), Text(d.base), Text(d.current), Text(d.delta, style))

@@ -297,7 +297,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
             static.body = body  # type: ignore[attr-defined]
             c = Collapsible(
                 static,
-                title=Content(clean(s.name)),
+                title=Content(clean(s.name)),  # type: ignore[arg-type]  # plain, not markup
                 collapsed=collapsed,
                 collapsed_symbol=symbols[0],
                 expanded_symbol=symbols[1],
