@@ -407,7 +407,7 @@ def write(out: Path, reports: list[Report], tool_list: list[Tool], info: dict[st
         "than seconds. Medians of the runs shown per report; peak RSS is the largest of them.",
         "",
         "Versions:",
-        f"- tuiperf {info['tuiperf']} (`.venv/bin/tuiperf`)",
+        f"- {info['tuiperf']} (`.venv/bin/tuiperf`)",
         f"- nsys-tui, and nsys-ai as pip installs it: {info['plain']} (`{info['env']}/plain`)",
         f"- nsys-ai with the SQLite extension from PyPI: {info['ext']} (`{info['env']}/ext`)",
         f"- {info['tmux']}",
@@ -419,12 +419,16 @@ def write(out: Path, reports: list[Report], tool_list: list[Tool], info: dict[st
         "- **nsys-tui**: `nsys-tui summary REPORT` (its own per-kernel summary, not `nsys stats` "
         "columns). It keeps no cache: its cold and warm columns are the same command (only the "
         "OS page cache differs, and that is warm for every tool). Timeline: `nsys-tui timeline "
-        "REPORT --gpu 0 --trim 0 SPAN` (curses), first screen = its key-help line.",
+        "REPORT --gpu 0 --trim 0 SPAN` (curses), first screen = its key-help line. It draws the "
+        "kernels found under the NVTX ranges of the thread that launched the most kernels; where "
+        "that thread has no NVTX ranges (the autograd thread in these ViT reports) its screen has "
+        "one empty lane `S?` (noted as *no kernels drawn*), so its time is not a comparable one.",
         "- **nsys-ai as pip installs it (offline)**: `nsys-ai summary REPORT` with the DuckDB pip "
         "resolves, no DuckDB extension present and no network: DuckDB tries to download its "
         "SQLite extension, fails, and nsys-ai falls back to Python's sqlite3 (slower; no cache "
         "gets built, so warm is the same path). Timeline: `nsys-ai timeline REPORT --gpu 0 --trim "
-        "0 SPAN` (Textual), first screen = its `G0:S…` stream lane is drawn.",
+        "0 SPAN` (Textual), first screen = its `G0:S…` stream lane is drawn. Its timeline "
+        "goes through the same failed downloads before falling back.",
         "- **nsys-ai + duckdb-extension-sqlite-scanner**: the same commands, with the extension "
         "wheel from PyPI installed into DuckDB's extension folder (pip pins DuckDB to the wheel's "
         "version). Cold = no `REPORT.nsys-cache` beside the report (nsys-ai builds its Parquet "
@@ -443,7 +447,7 @@ def write(out: Path, reports: list[Report], tool_list: list[Tool], info: dict[st
             for r in reports
         )
         + ".",
-        "",
+        *busy(reports, info),
         "## Time to a kernel summary",
         "",
         *table(reports, tool_list, "sum_cold", "sum_warm"),
@@ -454,6 +458,20 @@ def write(out: Path, reports: list[Report], tool_list: list[Tool], info: dict[st
         "",
     ]
     out.write_text("\n".join(lines))
+
+
+def busy(reports: list[Report], info: dict) -> list[str]:
+    """A warning line for reports measured while the load average exceeded the core count."""
+    cores = os.cpu_count() or 1
+    hot = [r.path.name for r in reports if float(info["loads"][r.path.name].split("→")[1]) > cores]
+    if not hot:
+        return [""]
+    return [
+        "",
+        f"The load average rose above the {cores} cores while measuring {', '.join(hot)} (these "
+        "tools' own threads and other people's work): those seconds are the least reliable.",
+        "",
+    ]
 
 
 def main() -> None:
