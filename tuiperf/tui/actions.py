@@ -272,6 +272,15 @@ REGISTRY: tuple[Key, ...] = (
         "app.side", "i", "toggle_side", "Details panel", A, "view", "show or hide the details panel"
     ),
     Key(
+        "app.advice",
+        "A",
+        "toggle_advice",
+        "Recommended fixes",
+        A,
+        "advice",
+        "toggle panel",
+    ),
+    Key(
         "app.maximize",
         "m",
         "toggle_maximize",

@@ -34,9 +34,10 @@ from tuiperf.tui.messages import (
 )
 from tuiperf.tui.screens import ncu as ncu_screen
 from tuiperf.tui.screens.help import HelpScreen
-from tuiperf.tui.widgets.header import ReportHeader
+from tuiperf.tui.widgets.advice import AdvicePanel
 from tuiperf.tui.widgets.events_pane import EventsPane
 from tuiperf.tui.widgets.events_table import EventsCommands
+from tuiperf.tui.widgets.header import ReportHeader
 from tuiperf.tui.widgets.loading import LoadingPanel
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.status import StatusLine
@@ -182,6 +183,13 @@ class TuiperfApp(App[int]):
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
         # resolve event names for zoomed-in boxes once the first screen is up
         self.set_timer(0.5, lambda: self._warm_names(lanes))
+        # findings for the fixes panel, in a worker after the first frame (`app.ncu`: an
+        # Nsight Compute report, when one is loaded; AdvicePanel.set_ncu re-runs later)
+        self.call_after_refresh(lambda: self._start_advice(trace))
+
+    def _start_advice(self, trace: Trace) -> None:
+        for advice in self.query(AdvicePanel):
+            advice.start(trace, getattr(self, "ncu", None))
 
     @work(thread=True, name="warm-names", exit_on_error=False)
     def _warm_names(self, lanes: LaneSet) -> None:
@@ -232,6 +240,25 @@ class TuiperfApp(App[int]):
             self._open_side(not side.has_class("-open"))
         else:
             side.toggle_class("-hidden")
+
+    def action_toggle_advice(self) -> None:
+        """Show or hide the fixes panel (opening the side panel when it is closed)."""
+        advice, side = self.query_one(AdvicePanel), self.query_one(SidePanel)
+        narrow = self.screen.has_class("-narrow")
+        side_shown = side.has_class("-open") if narrow else not side.has_class("-hidden")
+        if advice.is_open and side_shown:
+            advice.set_open(False)
+            if narrow:
+                self._open_side(False)
+            if self.focused is None or self.focused is side or advice in self.focused.ancestors:
+                self.query_one(Timeline).focus()
+            return
+        advice.set_open(True)
+        if narrow:
+            self._open_side(True)
+        else:
+            side.remove_class("-hidden")
+        advice.focus_list()
 
     def _open_side(self, show: bool) -> None:
         """Narrow terminals: the details panel takes the place of the timeline."""
@@ -288,6 +315,8 @@ class TuiperfApp(App[int]):
     def on_selection_cleared(self, msg: SelectionCleared) -> None:
         for side in self.query(SidePanel):
             side.clear()
+        for advice in self.query(AdvicePanel):
+            advice.show_report()
 
     def on_viewport_changed(self, msg: ViewportChanged) -> None:
         for status in self.query(StatusLine):  # none while the app shuts down

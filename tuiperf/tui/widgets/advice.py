@@ -25,7 +25,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from tuiperf.analysis.findings import SOURCE_LABELS, AnalysisResult, Finding
+from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
 from tuiperf.analysis.index import BY_KERNEL, FindingIndex, Hit, kernel_names
 from tuiperf.analysis.render import saving_text
 from tuiperf.load.schema import EVENT_TABLES
@@ -157,9 +157,10 @@ class AdvicePanel(Vertical):
         return Text(self._t(s), style=style)
 
     def _refresh_list(self) -> None:
-        if not self.is_mounted:
+        found = self.query("#advice-list")
+        if not found:  # not composed yet
             return
-        olist = self.query_one("#advice-list", OptionList)
+        olist = found.first(OptionList)
         title, options = self._content()
         self.query_one("#advice-title", Static).update(self._text(title))
         keep = olist.highlighted
@@ -219,24 +220,26 @@ class AdvicePanel(Vertical):
 
     def _card(self, hit: Hit, f: Finding, total: int) -> Group:
         sev = f.severity
+        saves = "no time estimate" if f.est_saving_ns is None else f"saves {saving_text(f)}"
         head = Text.assemble(
             (f"#{hit.finding + 1} ", "bold"),
             (self._t(f"{sev.glyph(self.ascii_only)} {sev.word.upper()}"), _SEV_STYLE[sev.word]),
-            self._t(f" · saves {saving_text(f)}"),
+            self._t(f" · {saves}"),
         )
         source = SOURCE_LABELS.get(f.source, f.source)
-        scope = fmt.clean(f.scope.text(), 80)
+        # "events: 78 events" says nothing the count does not
+        scope = "" if f.scope.kind == SCOPE_EVENTS else f" · {fmt.clean(f.scope.text(), 80)}"
         why = " · about this kernel" if hit.why == BY_KERNEL else ""
         lines: list[RenderableType] = [
             head,
             self._text(fmt.clean(f.title), "bold"),
-            self._text(f"{f.count:,} events · {scope} · {source} [{f.rule}]{why}", "dim"),
+            self._text(f"{f.count:,} events{scope} · {source} [{f.rule}]{why}", "dim"),
             self._text(fmt.clean(f.message)),
         ]
         if f.fix.text:
             lines.append(Text.assemble(("Fix: ", "bold green"), self._t(f.fix.text)))
-        if f.fix.snippet:  # indented as a block, so wrapped lines stay inside it
-            lines.append(Padding(self._text(f.fix.snippet, "italic"), (0, 0, 0, 2)))
+        for code in f.fix.snippet.splitlines():  # a wrapped line stays inside the block
+            lines.append(Padding(self._text(code, "italic"), (0, 0, 0, 2)))
         return Group(*lines)
 
     def _evidence(self, hit: Hit, f: Finding) -> list[Option]:
