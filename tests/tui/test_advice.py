@@ -16,6 +16,7 @@ from tuiperf.tui.actions import REGISTRY, by_id
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.messages import EventSelected
 from tuiperf.tui.widgets.advice import FIRST_ROWS, MORE_ROWS, AdvicePanel
+from tuiperf.tui.widgets.events_table import EventsTable
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.timeline import Timeline
 
@@ -199,6 +200,12 @@ async def test_enter_on_evidence_selects_the_event_on_the_timeline() -> None:
         assert side.details is not None and "cudaStreamSynchronize" in side.plain_text()
         # the panel keeps its list (it does not re-filter on its own jump) and its focus
         assert adv.selection is None and app.focused is adv.query_one("#advice-list")
+        # the events table (mounted after the first frame) moves to the same call
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        table = app.query_one(EventsTable)
+        assert table.kind == "api" and table.current_row() == row
 
 
 @sync

@@ -15,11 +15,18 @@ def _still(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    """The events table's first query runs in a worker after the first frame: let it end."""
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
 def then(*keys: str):  # type: ignore[no-untyped-def]
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         await ready(pilot)
         await pilot.press(*keys)
-        await pilot.pause()
+        await settle(pilot)
 
     return run
 
@@ -39,7 +46,7 @@ def test_panel_for_a_selected_copy(snap_compare):
         await pilot.press("A")
         table, row = evidence_row(adv, "pageable_h2d_in_steps", 4)
         select(pilot.app, table, row)
-        await pilot.pause()
+        await settle(pilot)
         assert pilot.app.query_one(AdvicePanel).selection == (table, row)
 
     assert snap_compare(make_app(), terminal_size=(160, 48), run_before=run)
