@@ -7,10 +7,12 @@ import functools
 import io
 from collections.abc import Awaitable, Callable
 
+import pytest
 from rich.console import Console
 
 from tests.unit.test_analysis_support import sqlite_path
 from tuiperf.analysis.engine import analyze
+from tuiperf.analysis.findings import SOURCE_NCU
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.actions import REGISTRY, by_id
 from tuiperf.tui.app import TuiperfApp
@@ -301,3 +303,33 @@ async def test_ascii_mode_has_no_unicode_in_the_panel() -> None:
         text = "".join(plain(o.prompt) for o in adv.query_one("#advice-list").options[:12])
         text += title(adv)
         assert "WARNING" in text and text.isascii(), [c for c in text if not c.isascii()]
+
+
+@sync
+async def test_ncu_findings_for_a_profiled_kernel() -> None:
+    """With an Nsight Compute report beside the trace (`app.ncu`), a profiled kernel's
+    launch lists the ncu rules about that kernel."""
+    pytest.importorskip("ncu_report")
+    from tests.unit.test_analysis_support import ncu_path
+
+    app = TuiperfApp(
+        sqlite_path("vit_range"),
+        OpenOptions(use_cache=False),
+        name="vit_range",
+        ncu_path=ncu_path("vit_full"),
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        adv = await ready(pilot)
+        assert app.ncu is not None and adv.ncu is app.ncu
+        assert adv.state.index is not None
+        found = adv.state.index.findings
+        ncu = [(i, f) for i, f in enumerate(found) if f.source == SOURCE_NCU]
+        on_timeline = [(i, f) for i, f in ncu if f.evidence.rows["table"][0].as_py() == "kernels"]
+        assert on_timeline, "vit_full's kernels are launched in vit_range"
+        i, f = on_timeline[0]
+        row = f.evidence.rows["row"][0].as_py()
+        select(app, "kernels", row)
+        await pilot.pause()
+        assert "Fixes for this kernel" in title(adv)
+        assert f"f{i}" in option_ids(adv)
+        assert "ncu rule" in plain(adv.query_one("#advice-list").get_option(f"f{i}").prompt)
