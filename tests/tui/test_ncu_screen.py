@@ -261,3 +261,26 @@ def test_snapshot_ncu_screen(snap_compare, ncu_dir: Path, size) -> None:
 def test_snapshot_compare(snap_compare, ncu_dir: Path) -> None:
     keys = ("down", "down", "b", "down")
     assert snap_compare(alone(ncu_dir), terminal_size=(160, 48), run_before=_then(*keys))
+
+
+@sync
+async def test_events_table_marks_kernels_with_ncu_results(ncu_dir: Path, nsys_dir: Path) -> None:
+    from tuiperf.tui.widgets.events_table import EventsTable
+
+    app = linked(ncu_dir, nsys_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(pilot, screen=False)
+        for _ in range(200):
+            found = app.query(EventsTable)
+            if found and found.first().view is not None:
+                break
+            await pilot.pause(0.05)
+        table = app.query_one(EventsTable)
+        body = table.body
+        shown = body.columns()
+        assert shown[0].key == "ncu"
+        rows = body.rows
+        assert rows is not None
+        marks = [rows.cells(p, shown)[0] for p in range(min(len(rows), 40))]
+        want = [bool(app.ncu_link.mask[rows.row_id(p)]) for p in range(len(marks))]
+        assert [m == "◆" for m in marks] == want and any(want) and not all(want)

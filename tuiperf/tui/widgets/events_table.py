@@ -92,9 +92,14 @@ class EventRows:
         self.cache = cache
         self.ascii_only = ascii_only
         self._index = {s.key: i for i, s in enumerate(self.specs)}
+        #: kernels with an Nsight Compute result (per trace row, `NcuLink.mask`), or None
+        self.ncu_mask: np.ndarray | None = None
 
     def columns(self, width: int) -> list[Col]:
-        return [Col(s.key, s.header, s.width, s.right, s.fmt) for s in cols.fit(self.specs, width)]
+        shown = [Col(s.key, s.header, s.width, s.right, s.fmt) for s in cols.fit(self.specs, width)]
+        if self.ncu_mask is not None and self.kind == "kernels":
+            shown.insert(0, Col("ncu", "ncu", 3, False, "text"))
+        return shown
 
     def __len__(self) -> int:
         return len(self.view)
@@ -105,7 +110,12 @@ class EventRows:
     def cells(self, pos: int, shown: list[Col]) -> list[str]:
         row = self.view.row(pos)
         full = self.cache.get((self.kind, row), lambda: self._format(row))
-        return [full[self._index[c.key]] for c in shown]
+        return [self._ncu(row) if c.key == "ncu" else full[self._index[c.key]] for c in shown]
+
+    def _ncu(self, row: int) -> str:
+        mask = self.ncu_mask
+        has = mask is not None and 0 <= row < len(mask) and bool(mask[row])
+        return ("*" if self.ascii_only else "◆") if has else ""
 
     def _format(self, row: int) -> list[str]:
         return self.view.events.cells(row, self.specs, self.ascii_only)
@@ -572,7 +582,7 @@ class EventsTable(Vertical):
                 found = done.view.position_of(done.keep)
                 cursor = found if found is not None else 0
             q = self.query_now
-            body.set_rows(EventRows(done.view, self._cache, self.ascii_only), cursor, q.sort,
+            body.set_rows(self._event_rows(done.view), cursor, q.sort,
                           q.descending)  # fmt: skip
         self._refresh_title()
         if self.kind not in self._warmed:
@@ -580,6 +590,12 @@ class EventsTable(Vertical):
             self._warm(self.kind)
         self.post_message(self.QueryChanged(done.view))
         self._announce_cursor()
+
+    def _event_rows(self, view: View) -> EventRows:
+        rows = EventRows(view, self._cache, self.ascii_only)
+        link = getattr(self.app, "ncu_link", None)  # issue 7: which kernels ncu profiled
+        rows.ncu_mask = None if link is None else link.mask
+        return rows
 
     def _failed(self, gen: int, message: str) -> None:
         if gen != self._gen:
@@ -821,7 +837,7 @@ class EventsTable(Vertical):
         return self.query_now.sort, self.query_now.descending
 
     def action_sort_column(self, step: int) -> None:
-        shown = [c.key for c in self.body.columns()]
+        shown = [c.key for c in self.body.columns() if c.key != "ncu"]
         if not shown:
             return
         key = self._current_sort()[0]
