@@ -35,6 +35,12 @@ async def wait_loaded(pilot) -> None:  # type: ignore[no-untyped-def]
         if not pilot.app.loading:
             break
         await pilot.pause(0.05)
+    for _ in range(400):  # the events table mounts after the first frame, then queries
+        table = pilot.app.query("#events-table")
+        if table and table.first().view is not None:
+            break
+        await pilot.pause(0.05)
+    await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 
 

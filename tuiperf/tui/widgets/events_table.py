@@ -46,6 +46,7 @@ from tuiperf.model.query import (
 )
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
+from tuiperf.tui.glyphs import asciify
 
 _ROW_CACHE = 4096
 _NUMERIC_DESC = {"duration", "bytes", "smem", "pct", "count"}
@@ -629,7 +630,8 @@ class EventsTable(Vertical):
         if self.summary is not None:
             shown = f"{len(self.summary):,} names, {shown}"
         desc = q.describe()
-        self.border_title = f"{title} ({'filter: ' + desc + ', ' if desc else ''}{shown})"
+        title = f"{title} ({'filter: ' + desc + ', ' if desc else ''}{shown})"
+        self.border_title = asciify(title.replace("≥", ">=")) if self.ascii_only else title
         self.border_subtitle = self._sort_text()
         self._refresh_kindbar()
 

@@ -37,6 +37,11 @@ CONCEPTS = (
         "way round (matched by correlation id and process).",
     ),
     (
+        "Matches",
+        "the events table's filter also picks the events that n and N step through on "
+        "the timeline, where they are drawn reversed and underlined.",
+    ),
+    (
         "NVTX",
         "a kernel's ranges are shown on its launching thread and, by time, on the "
         "thread that opened them (PyTorch launches backward from pt_autograd_0).",
