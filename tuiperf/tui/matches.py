@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tuiperf.model.lanes import Intervals
+from tuiperf.model.lanes import Intervals, Lane
 from tuiperf.model.query import View
 
 #: draw the exact span of each matching event when the window holds at most this many
@@ -92,6 +92,13 @@ class Matches:
             np.cumsum(hits, out=count[1:])
             hit = self._lanes[lane] = (hits, count)
         return hit
+
+    def prepare(self, lanes: list[Lane]) -> None:
+        """Build the per-lane arrays now (in a worker), not on the lanes' first frame."""
+        if self.filtered:
+            for i, lane in enumerate(lanes):
+                if lane.table == self.table:
+                    self._lane(i, lane.iv)
 
     def cells(self, lane: int, iv: Intervals, edges: np.ndarray) -> np.ndarray | None:
         """Per column of the frame (edges: columns + 1 int64 ns): does it hold a match?"""

@@ -90,6 +90,9 @@ class EventsPane(Container):
     @work(thread=True, exclusive=True, group="events-matches", exit_on_error=False)
     def _build_matches(self, view: View) -> None:
         matches = Matches.from_view(view)
+        lanes = getattr(self.app, "lanes", None)
+        if lanes is not None:
+            matches.prepare(lanes.lanes)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._set_matches, matches)
 
