@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tuiperf.load.open import open_trace
 
     trace = open_trace(args.report_path, open_options(args))
+    trace.complete_all()  # a conversion converts everything, detail columns included
     end_progress(args)
     if args.output is not None:
         comp = None if args.compression == "none" else args.compression

@@ -213,6 +213,27 @@ class Cache:
             if not _alive(pid):
                 shutil.rmtree(d, ignore_errors=True)
 
+    # deferred detail columns --------------------------------------------------
+    def details_path(self, key: CacheKey, name: str) -> Path:
+        return self.entry(key) / f"{name}.details.arrow"
+
+    def load_details(self, key: CacheKey, name: str, rows: int) -> pa.Table | None:
+        p = self.details_path(key, name)
+        try:
+            t = read_ipc(p)
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException):
+            with contextlib.suppress(OSError):
+                p.unlink()
+            return None
+        return t if t.num_rows == rows else None
+
+    def store_details(self, key: CacheKey, name: str, table: pa.Table) -> None:
+        # on failure the columns stay in memory for this session and are converted next time
+        with contextlib.suppress(OSError):
+            atomic_write_ipc(self.details_path(key, name), table)
+
     # derived results --------------------------------------------------------
     def load_derived(self, key: CacheKey, name: str) -> pa.Table | None:
         p = self.entry(key) / "derived" / f"{name}.arrow"

@@ -57,6 +57,7 @@ class NsysReader:
         self._strings: StringTable | None = None
         self._enums: dict[str, StringTable] = {}
         self._launch_index: LaunchIndex | None = None
+        self.built: set[str] = set()
 
     # -- raw access ---------------------------------------------------------
     def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
@@ -120,16 +121,19 @@ class NsysReader:
         "graphNodeId",
     ]
 
-    def read_all(self, sink: Sink | None = None) -> dict[str, pa.Table]:
+    def read_all(
+        self, sink: Sink | None = None, defer_details: bool = False
+    ) -> dict[str, pa.Table]:
         """Build every canonical table, one at a time, handing each to `sink`.
 
         Tables go out as soon as they are built, so with a sink that writes them to
         disk peak memory stays near one table. Without a sink they are returned.
         """
         out: dict[str, pa.Table] = {}
+        part = "core" if defer_details else "all"
         steps: list[tuple[str, Callable[[], pa.Table | None]]] = [
-            ("api", self.api),
-            ("kernels", self.kernels),
+            ("api", lambda: self.api(part)),
+            ("kernels", lambda: self.kernels(part)),
             ("memcpy", self.memcpy),
             ("memset", self.memset),
             ("sync", self.sync),
@@ -149,11 +153,17 @@ class NsysReader:
                 continue
             if name == "api":
                 self._launch_index = LaunchIndex.from_api(t)
+            self.built.add(name)
             if sink is None:
                 out[name] = t
             else:
                 sink(name, t)
         return out
+
+    def details(self, name: str) -> pa.Table | None:
+        """The detail columns of `name` (see schema.DETAIL_COLUMNS), rows as in its core."""
+        build = {"kernels": self.kernels, "api": self.api}[name]
+        return build("details")
 
     # -- big event tables, built in row batches ------------------------------
     _BATCH_ROWS = 1 << 18
@@ -170,65 +180,99 @@ class NsysReader:
                 yield t.select(wanted)
 
     def events(
-        self, logical: str, cols: list[str], name: str, normalize: Callable[[pa.Table], pa.Table]
+        self,
+        logical: str,
+        cols: list[str],
+        name: str,
+        normalize: Callable[[pa.Table, pa.Schema], pa.Table],
+        part: str = "all",
     ) -> pa.Table | None:
-        """Canonical table `name` from source table `logical`, batch by batch."""
+        """Canonical table `name` from source table `logical`, batch by batch.
+
+        `part` "core" builds only the columns the first screen needs (schema.core_schema),
+        "details" the rest (schema.detail_schema), "all" everything.
+        """
         physical = versions_of(self.present, logical)
         if not physical:
             return None
-        asm = Assembler(schema.TABLES[name], sum(self.src.row_bound(p) for p in physical))
+        if part == "core":
+            target = schema.core_schema(name)
+        elif part == "details":
+            target = schema.detail_schema(name)
+        else:
+            target = schema.TABLES[name]
+        wanted = set(target.names)
+        if part != "all":
+            cols = [c for c in cols if _FEEDS.get(c, {c}) & wanted]
+        asm = Assembler(target, sum(self.src.row_bound(p) for p in physical))
         for raw in read_ahead(self.raw_batches(logical, cols)):
-            t = normalize(raw)
-            if name in self._GPU_TABLES and self._launch_index:
+            t = normalize(raw, target)
+            if "tid" in wanted and name in self._GPU_TABLES and self._launch_index:
                 t = self._launch_index.attach_tid(t)
             asm.append(t)
         return asm.finish()
 
-    def api(self) -> pa.Table | None:
-        return self.events("CUPTI_ACTIVITY_KIND_RUNTIME", self._API_COLS, "api", self._api_batch)
-
-    def _api_batch(self, t: pa.Table) -> pa.Table:
-        kinds = self.enum("ENUM_NSYS_EVENT_CLASS", {0: "CUDA runtime", 1: "CUDA driver"})
-        pid, tid = pid_tid(t["globalTid"])
-        cols = _times(t) | {
-            "pid": pid,
-            "tid": tid,
-            "correlation_id": t["correlationId"],
-            "name": self.strings().encode_full(t["nameId"]),
-            "api_kind": kinds.encode_full(t["eventClass"]),
-        }
-        return schema.conform("api", cols, t.num_rows)
-
-    def _gpu_place(self, t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
-        green = t["greenContextId"]
-        return {
-            "device": t["deviceId"],
-            "context": t["contextId"],
-            "green_context": pc.if_else(pc.equal(green, 0), None, green),
-            "stream": t["streamId"],
-            "correlation_id": t["correlationId"],
-            "pid": pid_of(t["globalPid"]),
-        }
-
-    def kernels(self) -> pa.Table | None:
+    def api(self, part: str = "all") -> pa.Table | None:
         return self.events(
-            "CUPTI_ACTIVITY_KIND_KERNEL", self._KERNEL_COLS, "kernels", self._kernels_batch
+            "CUPTI_ACTIVITY_KIND_RUNTIME", self._API_COLS, "api", self._api_batch, part
         )
 
-    def _kernels_batch(self, t: pa.Table) -> pa.Table:
+    def _api_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
+        cols: dict[str, pa.Array | pa.ChunkedArray] = {"start": t["start"]}
+        if "end" in t.column_names:
+            cols |= _times(t)
+        if "globalTid" in t.column_names:
+            cols["pid"], cols["tid"] = pid_tid(t["globalTid"])
+        if "correlationId" in t.column_names:
+            cols["correlation_id"] = t["correlationId"]
+        if "nameId" in t.column_names:
+            cols["name"] = self.strings().encode_full(t["nameId"])
+        if "eventClass" in t.column_names:
+            kinds = self.enum("ENUM_NSYS_EVENT_CLASS", {0: "CUDA runtime", 1: "CUDA driver"})
+            cols["api_kind"] = kinds.encode_full(t["eventClass"])
+        return schema.conform("api", cols, t.num_rows, target)
+
+    def _gpu_place(self, t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
+        have = set(t.column_names)
+        out: dict[str, pa.Array | pa.ChunkedArray] = {}
+        for canon, src in (
+            ("device", "deviceId"),
+            ("context", "contextId"),
+            ("stream", "streamId"),
+            ("correlation_id", "correlationId"),
+        ):
+            if src in have:
+                out[canon] = t[src]
+        if "greenContextId" in have:
+            green = t["greenContextId"]
+            out["green_context"] = pc.if_else(pc.equal(green, 0), None, green)
+        if "globalPid" in have:
+            out["pid"] = pid_of(t["globalPid"])
+        return out
+
+    def kernels(self, part: str = "all") -> pa.Table | None:
+        return self.events(
+            "CUPTI_ACTIVITY_KIND_KERNEL", self._KERNEL_COLS, "kernels", self._kernels_batch, part
+        )
+
+    def _kernels_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         s = self.strings()
-        cols = _times(t) | self._gpu_place(t) | {
-            "name": s.encode_full(t["demangledName"]),
-            "short_name": s.encode_full(t["shortName"]),
-            "mangled_name": s.encode_full(t["mangledName"]),
-            "grid_x": t["gridX"], "grid_y": t["gridY"], "grid_z": t["gridZ"],
-            "block_x": t["blockX"], "block_y": t["blockY"], "block_z": t["blockZ"],
-            "registers": t["registersPerThread"],
-            "static_smem": t["staticSharedMemory"],
-            "dynamic_smem": t["dynamicSharedMemory"],
-            "graph_node_id": t["graphNodeId"],
-        }  # fmt: skip
-        return schema.conform("kernels", cols, t.num_rows)
+        have = set(t.column_names)
+        cols: dict[str, pa.Array | pa.ChunkedArray] = {"start": t["start"]}
+        if "end" in have:
+            cols |= _times(t)
+        cols |= self._gpu_place(t)
+        for canon, src in (
+            ("name", "demangledName"),
+            ("short_name", "shortName"),
+            ("mangled_name", "mangledName"),
+        ):
+            if src in have:
+                cols[canon] = s.encode_full(t[src])
+        for canon, src in _KERNEL_INTS:
+            if src in have:
+                cols[canon] = t[src]
+        return schema.conform("kernels", cols, t.num_rows, target)
 
     _MEMCPY_COLS = [
         "start",
@@ -248,7 +292,7 @@ class NsysReader:
             "CUPTI_ACTIVITY_KIND_MEMCPY", self._MEMCPY_COLS, "memcpy", self._memcpy_batch
         )
 
-    def _memcpy_batch(self, t: pa.Table) -> pa.Table:
+    def _memcpy_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         kind = self.enum("ENUM_CUDA_MEM_KIND")
         cols = (
             _times(t)
@@ -272,7 +316,7 @@ class NsysReader:
             "CUPTI_ACTIVITY_KIND_MEMSET", self._MEMSET_COLS, "memset", self._memset_batch
         )
 
-    def _memset_batch(self, t: pa.Table) -> pa.Table:
+    def _memset_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         cols = (
             _times(t)
             | self._gpu_place(t)
@@ -293,7 +337,7 @@ class NsysReader:
             self._sync_batch,
         )
 
-    def _sync_batch(self, t: pa.Table) -> pa.Table:
+    def _sync_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         cols = (
             _times(t)
             | self._gpu_place(t)
@@ -318,7 +362,7 @@ class NsysReader:
         cols = ["start", "end", "eventClass", "globalTid", "nameId", "returnValue"]
         return self.events("OSRT_API", cols, "osrt", self._osrt_batch)
 
-    def _osrt_batch(self, t: pa.Table) -> pa.Table:
+    def _osrt_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         # eventClass 31/32 are zero-length start/finish markers, not calls
         t = t.filter(pc.equal(t["eventClass"], 27))
         pid, tid = pid_tid(t["globalTid"])
@@ -334,7 +378,7 @@ class NsysReader:
         cols = ["start", "end", "globalTid", "nameId"]
         return self.events("PROFILER_OVERHEAD", cols, "overhead", self._overhead_batch)
 
-    def _overhead_batch(self, t: pa.Table) -> pa.Table:
+    def _overhead_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         pid, tid = pid_tid(t["globalTid"])
         cols = _times(t) | {"pid": pid, "tid": tid, "name": self.strings().encode_full(t["nameId"])}
         return schema.conform("overhead", cols, t.num_rows)
@@ -459,6 +503,39 @@ def read_ahead(batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
                 q.get_nowait()
             except queue.Empty:
                 worker.join(0.05)
+
+
+_KERNEL_INTS = (
+    ("grid_x", "gridX"),
+    ("grid_y", "gridY"),
+    ("grid_z", "gridZ"),
+    ("block_x", "blockX"),
+    ("block_y", "blockY"),
+    ("block_z", "blockZ"),
+    ("registers", "registersPerThread"),
+    ("static_smem", "staticSharedMemory"),
+    ("dynamic_smem", "dynamicSharedMemory"),
+    ("graph_node_id", "graphNodeId"),
+)
+
+#: canonical columns each source column feeds (where the names differ)
+_FEEDS: dict[str, set[str]] = {
+    "start": {"start", "duration"},
+    "end": {"end", "duration"},
+    "globalTid": {"pid", "tid"},
+    "globalPid": {"pid"},
+    "deviceId": {"device"},
+    "contextId": {"context"},
+    "greenContextId": {"green_context"},
+    "streamId": {"stream"},
+    "correlationId": {"correlation_id"},
+    "nameId": {"name"},
+    "eventClass": {"api_kind"},
+    "demangledName": {"name"},
+    "shortName": {"short_name"},
+    "mangledName": {"mangled_name"},
+    **{src: {canon} for canon, src in _KERNEL_INTS},
+}
 
 
 class LaunchIndex:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Callable
@@ -34,29 +35,38 @@ class OpenOptions:
     cache_dir: Path | None = None
     use_cache: bool = True
     progress: Progress | None = None
+    #: convert detail columns (grid, block, registers, ...) on first use, not up front
+    defer_details: bool = True
 
     def say(self, msg: str) -> None:
         if self.progress is not None:
             self.progress(msg)
 
 
-def build_nsys_export(path: Path, kind: str, opts: OpenOptions, sink: Sink) -> TraceMeta:
+def _nsys_source(path: Path, kind: str):  # type: ignore[no-untyped-def]
+    from tuiperf.load.nsys_source import DirSource, SqliteSource
+
+    if kind == det.NSYS_SQLITE:
+        return SqliteSource(path)
+    return DirSource(path, ".parquet" if kind == det.NSYS_PARQUETDIR else ".arrow")
+
+
+def build_nsys_export(
+    path: Path, kind: str, opts: OpenOptions, sink: Sink, defer: bool = False
+) -> TraceMeta:
     from tuiperf.load.nsys_meta import read_meta
-    from tuiperf.load.nsys_source import DirSource, NsysSource, SqliteSource
     from tuiperf.load.nsys_tables import NsysReader
 
-    src: NsysSource
-    if kind == det.NSYS_SQLITE:
-        src = SqliteSource(path)
-    else:
-        src = DirSource(path, ".parquet" if kind == det.NSYS_PARQUETDIR else ".arrow")
+    src = _nsys_source(path, kind)
     try:
         tables = src.tables()
         if not any(t.split("_V")[0] in _NSYS_MARKERS for t in tables):
             raise BadReportError(f"{path}: not an Nsight Systems export (no nsys tables)")
         reader = NsysReader(src, opts.progress)
         meta = read_meta(reader, str(path), kind)
-        reader.read_all(sink)
+        reader.read_all(sink, defer_details=defer)
+        if defer:
+            meta.deferred = [n for n in ("api", "kernels") if n in reader.built]
         return meta
     finally:
         src.close()
@@ -112,8 +122,41 @@ def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
         return load_converted(path)
     if kind == det.NSYS_REP:
         return _open_rep(path, opts)
-    build = _guarded(_build_kineto if kind == det.KINETO else build_nsys_export)
-    return _through_cache(path, kind, opts, lambda sink: build(path, kind, opts, sink))
+    if kind == det.KINETO:
+        build = _guarded(_build_kineto)
+        return _through_cache(path, kind, opts, lambda sink: build(path, kind, opts, sink))
+    defer = opts.defer_details and opts.use_cache
+    nsys = _guarded(functools.partial(build_nsys_export, defer=defer))
+    trace = _through_cache(path, kind, opts, lambda sink: nsys(path, kind, opts, sink))
+    for name in trace.meta.deferred:
+        trace.pending[name] = _details_loader(trace, path, kind, name)
+    return trace
+
+
+def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> Callable[[], pa.Table]:
+    """Detail columns of `name`: from the cache entry, else converted from the source now."""
+
+    def load() -> pa.Table:
+        cache, key = trace.cache, trace.cache_key
+        rows = trace.tables[name].num_rows
+        hit = cache.load_details(key, name, rows)
+        if hit is not None:
+            return hit
+        if CacheKey.for_source(path, kind) != key:
+            raise BadReportError(f"{path}: changed since it was opened; open it again")
+        from tuiperf.load.nsys_tables import NsysReader
+
+        src = _nsys_source(path, kind)
+        try:
+            t = NsysReader(src).details(name)
+        finally:
+            src.close()
+        if t is None or t.num_rows != rows:
+            raise BadReportError(f"{path}: {name} changed since it was converted; open it again")
+        cache.store_details(key, name, t)
+        return t
+
+    return load
 
 
 def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> Trace:

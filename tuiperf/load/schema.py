@@ -158,17 +158,63 @@ TABLES: dict[str, pa.Schema] = {
 EVENT_TABLES = ("kernels", "memcpy", "memset", "api", "nvtx", "osrt", "sync", "overhead")
 
 
+#: columns converted after the first screen (only for sources that can be read again):
+#: everything a timeline, the summaries and the events table's first view do not need
+DETAIL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "kernels": (
+        "context",
+        "green_context",
+        "mangled_name",
+        "grid_x",
+        "grid_y",
+        "grid_z",
+        "block_x",
+        "block_y",
+        "block_z",
+        "registers",
+        "static_smem",
+        "dynamic_smem",
+        "graph_node_id",
+    ),
+    "api": ("api_kind", "return_value"),
+}
+
+
+def core_schema(name: str) -> pa.Schema:
+    detail = set(DETAIL_COLUMNS.get(name, ()))
+    return pa.schema([f for f in TABLES[name] if f.name not in detail])
+
+
+def detail_schema(name: str) -> pa.Schema:
+    """The detail columns, plus `start` (it orders the rows exactly as the core table)."""
+    detail = set(DETAIL_COLUMNS.get(name, ()))
+    return pa.schema([f for f in TABLES[name] if f.name in detail or f.name == "start"])
+
+
+def merge_details(name: str, core: pa.Table, details: pa.Table) -> pa.Table:
+    """Core and detail columns of the same rows, in canonical column order."""
+    cols = {n: core[n] for n in core.column_names} | {
+        n: details[n] for n in details.column_names if n != "start"
+    }
+    return pa.Table.from_arrays([cols[f.name] for f in TABLES[name]], schema=TABLES[name])
+
+
 def empty(name: str) -> pa.Table:
     return TABLES[name].empty_table()
 
 
-def conform(name: str, columns: dict[str, pa.Array | pa.ChunkedArray], n: int) -> pa.Table:
-    """Build table `name` from `columns`, casting each to the canonical type.
+def conform(
+    name: str,
+    columns: dict[str, pa.Array | pa.ChunkedArray],
+    n: int,
+    schema: pa.Schema | None = None,
+) -> pa.Table:
+    """Build table `name` (or the given part of it) from `columns`, casting to canonical types.
 
     Columns the source does not have become nulls; unknown keys are an error.
     """
-    schema = TABLES[name]
-    extra = set(columns) - set(schema.names)
+    schema = schema or TABLES[name]
+    extra = set(columns) - set(TABLES[name].names)
     if extra:
         raise KeyError(f"{name}: unknown columns {sorted(extra)}")
     arrays = []

@@ -253,7 +253,8 @@ class LaneSet:
 
     def locate(self, trace: Trace, table: str, row: int) -> tuple[int, int] | None:
         """(lane index, position in lane) of row `row` of `table`, if it is drawn."""
-        t = trace.table(table)
+        spec = _SPECS.get(table)
+        t = trace.table(table, ["start", *spec[1]] if spec else None)
         if not 0 <= row < t.num_rows:
             return None
         rec = t.slice(row, 1).to_pylist()[0]
@@ -372,7 +373,7 @@ def cached_key_codes(
 
     cache, key = trace.cache, trace.cache_key
     name = f"lane-keys-{table}-{'-'.join(cols)}"
-    t = trace.table(table)
+    t = trace.table(table, list(cols))
     if cache is not None and key is not None:
         hit = cache.load_derived(key, name)
         meta = (hit.schema.metadata or {}) if hit is not None else {}
@@ -423,8 +424,9 @@ def build_lanes(trace: Trace, progress: Progress | None = None) -> LaneSet:
             progress(f"index {name}", i / max(len(tables), 1))
         cols = _SPECS[name][1]
         codes = cached_key_codes(trace, name, cols)
-        split[name] = split_table(trace.table(name), cols, codes)
-    names = {n: NameColumn(trace.table(n)[_SPECS[n][2]], n) for n in tables}
+        needed = list(dict.fromkeys(["start", "end", *cols, _SPECS[name][2]]))
+        split[name] = split_table(trace.table(name, needed), cols, codes)
+    names = {n: NameColumn(trace.table(n, [_SPECS[n][2]])[_SPECS[n][2]], n) for n in tables}
     rng = trace.time_range() or (0, 1)
     ls = LaneSet([], [], int(rng[0]), int(rng[1]))
     _gpu_groups(trace, ls, split, names)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,6 +27,8 @@ class TraceMeta:
     source_tables: list[str] = field(default_factory=list)
     cache_path: str | None = None
     from_cache: bool = False
+    #: tables whose detail columns (schema.DETAIL_COLUMNS) are converted on first use
+    deferred: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,18 +48,48 @@ class Trace:
     #: where derived results (summaries) can be kept: a load.cache.Cache and its key
     cache: Any = None
     cache_key: Any = None
+    #: name -> loader of that table's detail columns, converted on first use
+    pending: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def table(self, name: str) -> pa.Table:
-        """The canonical table `name`; an empty one when the report lacks it."""
+    def table(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """The canonical table `name` (an empty one when the report lacks it).
+
+        With `columns`, only those; detail columns not converted yet are converted
+        now (once), unless every requested column is already there.
+        """
         t = self.tables.get(name)
-        return t if t is not None else schema.empty(name)
+        if t is None:
+            t = schema.empty(name)
+        elif name in self.pending and (columns is None or not set(columns) <= set(t.column_names)):
+            t = self._complete(name)
+        return t if columns is None else t.select(columns)
+
+    def _complete(self, name: str) -> pa.Table:
+        with self._lock:
+            loader = self.pending.get(name)
+            if loader is not None:
+                details = loader()
+                core = self.tables[name]
+                if details.num_rows != core.num_rows:
+                    raise ValueError(f"{name}: detail rows do not match the table")
+                self.tables[name] = schema.merge_details(name, core, details)
+                del self.pending[name]
+            return self.tables[name]
+
+    def complete_all(self) -> None:
+        """Convert every deferred detail column now (e.g. before writing the tables out)."""
+        for name in list(self.pending):
+            self._complete(name)
 
     def has(self, name: str) -> bool:
         t = self.tables.get(name)
         return t is not None and t.num_rows > 0
 
     def counts(self) -> dict[str, int]:
-        return {n: self.table(n).num_rows for n in schema.TABLES}
+        return {
+            n: (t.num_rows if (t := self.tables.get(n)) is not None else 0) for n in schema.TABLES
+        }
 
     def time_range(self) -> tuple[int, int] | None:
         """(first start, last end) over all timed events, in ns."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -182,7 +183,8 @@ class TuiperfApp(App[int]):
         # the events table, once the first timeline frame is on screen
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
         # resolve event names for zoomed-in boxes once the first screen is up
-        self.set_timer(0.5, lambda: self._warm_names(lanes))
+        # and convert the detail columns left for later (grid, block, registers, ...)
+        self.set_timer(0.5, lambda: self._warm_names(trace, lanes))
         # findings for the fixes panel, in a worker after the first frame (`app.ncu`: an
         # Nsight Compute report, when one is loaded; AdvicePanel.set_ncu re-runs later)
         self.call_after_refresh(lambda: self._start_advice(trace))
@@ -192,8 +194,12 @@ class TuiperfApp(App[int]):
             advice.start(trace, getattr(self, "ncu", None))
 
     @work(thread=True, name="warm-names", exit_on_error=False)
-    def _warm_names(self, lanes: LaneSet) -> None:
+    def _warm_names(self, trace: Trace, lanes: LaneSet) -> None:
         lanes.warm_names()
+        # a failure here (the report changed meanwhile) is reported by the view that
+        # needs the columns, on its own use
+        with contextlib.suppress(TuiperfError):
+            trace.complete_all()
 
     def _failed(self, error: TuiperfError) -> None:
         self.error = error
