@@ -95,7 +95,7 @@ def _durations(t: pa.Table) -> np.ndarray:
 
 
 def kern_sum(trace: Trace, base: str = "name") -> StatsTable:
-    t = trace.table("kernels")
+    t = trace.table("kernels", [base, "duration"])
     codes, labels = _codes(t[base])
     st = group_stats(codes, _durations(t))
     cols = [*_time_columns("Instances"), Column("Name", "name", "str")]
@@ -111,7 +111,7 @@ def api_display_name(name: str) -> str:
 
 
 def api_sum(trace: Trace) -> StatsTable:
-    t = trace.table("api")
+    t = trace.table("api", ["name", "duration"])
     codes, labels = _codes(t["name"])
     st = group_stats(codes, _durations(t))
     cols = [*_time_columns("Num Calls"), Column("Name", "name", "str")]
