@@ -13,7 +13,7 @@ def active_pids(trace: Trace) -> set[int]:
     """Processes that own events (PROCESSES lists every process on the machine)."""
     pids: set[int] = set()
     for name in ("api", "kernels", "memcpy", "memset", "nvtx", "osrt"):
-        t = trace.table(name)
+        t = trace.table(name, ["pid"])
         if t.num_rows:
             pids.update(int(p) for p in pc.unique(t["pid"].drop_null()).to_pylist())
     return pids

@@ -98,7 +98,7 @@ class Trace:
         lo: int | None = None
         hi: int | None = None
         for name in schema.EVENT_TABLES:
-            t = self.table(name)
+            t = self.table(name, ["start", "end"])
             if t.num_rows == 0:
                 continue
             mm = pc.min_max(t["start"]).as_py()

@@ -648,7 +648,7 @@ class EventsTable(Vertical):
         return f"sort: {header} {arrow}"
 
     def _refresh_kindbar(self) -> None:
-        counts = {k: self.trace.table(k).num_rows for k in cols.KINDS}
+        counts = {k: self.trace.table(k, ["start"]).num_rows for k in cols.KINDS}
         self.query_one(KindBar).show(self.kind, counts, self.summary_mode)
 
     # -- messages from the parts -------------------------------------------------------
