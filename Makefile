@@ -51,3 +51,13 @@ PEERS_VENV ?= bench/.peers-venv
 bench-peers: $(STAMP_RUN)
 	command -v tmux >/dev/null || (apt-get update -qq && apt-get install -y -qq tmux)
 	$(BIN)/python bench/peers.py --venv $(PEERS_VENV)
+
+# The real app, headless, on the real fixtures: screenshots/*.svg (+ .png where rsvg-convert,
+# cairosvg or inkscape is installed); then the README's keys section from the binding registry.
+.PHONY: readme
+screenshots: $(STAMP_DEV)
+	$(BIN)/python scripts/screenshots.py
+	$(BIN)/python scripts/readme_keys.py
+
+readme: $(STAMP_RUN)
+	$(BIN)/python scripts/readme_keys.py
