@@ -32,8 +32,8 @@ test: $(STAMP_DEV)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check tuiperf tests bench
-	$(BIN)/ruff format --check tuiperf tests bench
+	$(BIN)/ruff check tuiperf tests bench scripts
+	$(BIN)/ruff format --check tuiperf tests bench scripts
 
 check: lint test
 	$(BIN)/mypy tuiperf

@@ -92,18 +92,17 @@ def _text_finding(con: Console, i: int, f: Finding, rows: int, ascii_only: bool)
         f"  [{f.rule}]",
     )
     con.print(head)
-    con.print(
-        Text(
-            f"    scope: {fmt.clean(f.scope.text(), _NAME_LIMIT)} · "
-            f"{f.count:,} events · est. saving {saving_text(f)} · "
-            f"{SOURCE_LABELS.get(f.source, f.source)}"
-        )
+    scope = (
+        f"scope: {fmt.clean(f.scope.text(), _NAME_LIMIT)} · {f.count:,} events · "
+        f"est. saving {saving_text(f)} · {SOURCE_LABELS.get(f.source, f.source)}"
     )
-    con.print(Text("    " + fmt.clean(f.message)))
+    # paragraphs wrap under their own indent, not at column 0
+    con.print(Padding(Text(scope), (0, 0, 0, 4)))
+    con.print(Padding(Text(fmt.clean(f.message)), (0, 0, 0, 4)))
     if f.fix.text:
-        con.print(Text("    fix: " + f.fix.text, style="green"))
+        con.print(Padding(Text("fix: " + f.fix.text, style="green"), (0, 0, 0, 4)))
     for line in f.fix.snippet.splitlines():
-        con.print(Text("      " + line, style="dim"))
+        con.print(Text("      " + line, style="dim", no_wrap=True, overflow="ellipsis"))
     if rows and len(f.evidence):
         con.print(_evidence_table(f, rows))
 

@@ -43,6 +43,7 @@ _NAMES = {
     "left_square_bracket": "[",
     "right_square_bracket": "]",
     "question_mark": "?",
+    "slash": "/",
     "left": "←",
     "right": "→",
     "up": "↑",
