@@ -40,15 +40,21 @@ async def wait_loaded(pilot) -> None:  # type: ignore[no-untyped-def]
         if table and table.first().view is not None:
             break
         await pilot.pause(0.05)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Let workers finish and the footer's recompose (after a focus change) land."""
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
 
 
 def then(*keys: str):  # type: ignore[no-untyped-def]
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         await wait_loaded(pilot)
         await pilot.press(*keys)
-        await pilot.pause()
+        await settle(pilot)
 
     return run
 

@@ -179,6 +179,9 @@ class TuiperfApp(App[int]):
         timeline = self.query_one(Timeline)
         timeline.set_data(trace, lanes)
         timeline.focus()
+        # the footer greyed the timeline's keys while it had no data: ask again once the
+        # focus change has been processed (otherwise a late recompose can keep them grey)
+        self.call_after_refresh(self.screen.refresh_bindings)
         ncu_screen.linked(self)
         # the events table, once the first timeline frame is on screen
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
