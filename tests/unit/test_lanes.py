@@ -161,3 +161,37 @@ def test_unsorted_and_reversed_input_is_repaired():
     assert iv.starts.tolist() == [10, 30]
     assert iv.ends.tolist() == [10, 40]
     assert iv.rows.tolist() == [1, 0]
+
+
+def _lane_arrays(trace: Trace) -> dict[str, list[np.ndarray]]:
+    ls = build_lanes(trace)
+    fields = ("starts", "ends", "rows", "max_end", "u_start", "u_end", "prefix")
+    return {lane.key: [getattr(lane.iv, f) for f in fields] for lane in ls.lanes}
+
+
+@pytest.mark.parametrize("report", ["cnn_osrt.sqlite", "vit_amp.sqlite"])
+def test_lane_index_from_the_cache_equals_a_fresh_build(nsys_dir: Path, tmp_path: Path, report):
+    fresh = _lane_arrays(open_trace(nsys_dir / report, OpenOptions(use_cache=False)))
+    opts = OpenOptions(cache_dir=tmp_path)
+    first = _lane_arrays(open_trace(nsys_dir / report, opts))  # builds and stores the index
+    stored = list((tmp_path).rglob("lane-index-*.arrow"))
+    assert stored, "the lane index was not kept in the cache entry"
+    again = open_trace(nsys_dir / report, opts)
+    assert again.meta.from_cache
+    restored = _lane_arrays(again)
+    assert fresh.keys() == first.keys() == restored.keys()
+    for key in fresh:
+        for a, b, c in zip(fresh[key], first[key], restored[key]):
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(a, c)
+
+
+def test_a_damaged_lane_index_is_rebuilt(nsys_dir: Path, tmp_path: Path):
+    opts = OpenOptions(cache_dir=tmp_path)
+    want = _lane_arrays(open_trace(nsys_dir / "vit_range.sqlite", opts))
+    for p in tmp_path.rglob("lane-index-*.arrow"):
+        p.write_bytes(b"not arrow")
+    got = _lane_arrays(open_trace(nsys_dir / "vit_range.sqlite", opts))
+    for key in want:
+        for a, b in zip(want[key], got[key]):
+            np.testing.assert_array_equal(a, b)

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf.model import lane_cache
 from tuiperf.model.trace import Trace
 
 Progress = Callable[[str, float], None]
@@ -58,6 +59,16 @@ class Intervals:
         prefix[0] = 0
         np.cumsum(self.u_end - self.u_start, out=prefix[1:])
         self.prefix = prefix
+
+    @classmethod
+    def restored(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,
+                 max_end: np.ndarray, u_start: np.ndarray, u_end: np.ndarray,
+                 prefix: np.ndarray) -> Intervals:  # fmt: skip
+        """Intervals from arrays computed earlier (the cache's lane index), as they are."""
+        self = cls.__new__(cls)
+        self.starts, self.ends, self.rows, self.max_end = starts, ends, rows, max_end
+        self.u_start, self.u_end, self.prefix = u_start, u_end, prefix
+        return self
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -423,9 +434,14 @@ def build_lanes(trace: Trace, progress: Progress | None = None) -> LaneSet:
         if progress is not None:
             progress(f"index {name}", i / max(len(tables), 1))
         cols = _SPECS[name][1]
+        restored = lane_cache.load_split(trace, name, cols)
+        if restored is not None:
+            split[name] = restored
+            continue
         codes = cached_key_codes(trace, name, cols)
         needed = list(dict.fromkeys(["start", "end", *cols, _SPECS[name][2]]))
         split[name] = split_table(trace.table(name, needed), cols, codes)
+        lane_cache.store_split(trace, name, cols, split[name])
     names = {n: NameColumn(trace.table(n, [_SPECS[n][2]])[_SPECS[n][2]], n) for n in tables}
     rng = trace.time_range() or (0, 1)
     ls = LaneSet([], [], int(rng[0]), int(rng[1]))

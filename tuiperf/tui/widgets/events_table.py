@@ -519,6 +519,8 @@ class EventsTable(Vertical):
         return bool(getattr(self.app, "ascii_only", False))
 
     def on_mount(self) -> None:
+        if not self.query(TableBody):  # the app quit while the table was being mounted
+            return
         self.body.ascii_only = self.ascii_only
         self._refresh_kindbar()
         self._run(None)
