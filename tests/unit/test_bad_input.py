@@ -135,13 +135,35 @@ def test_unwritable_cache_dir(tmp_path: Path, nsys_dir: Path) -> None:
     assert "--no-cache" in res.stderr
 
 
-def test_unreadable_file(tmp_path: Path, nsys_dir: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
+def test_unreadable_file(
+    tmp_path: Path, nsys_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     p = tmp_path / "secret.sqlite"
     p.write_bytes((nsys_dir / "vit_range.sqlite").read_bytes())
     p.chmod(0)
-    assert_one_line_error(run_cli("info", str(p)), 1)
+    if os.geteuid() != 0:
+        assert_one_line_error(run_cli("info", str(p)), 1)
+        return
+    # root reads every file whatever its mode: refuse it the way the kernel would refuse
+    # anyone else, at every way in (open(), os.open, SQLite's own open)
+    import builtins
+    import sqlite3
+
+    from tuiperf.cli import main
+
+    def deny(name: object) -> None:
+        if str(name).find(str(p)) >= 0:
+            raise PermissionError(13, "Permission denied", str(p))
+
+    real_open, real_os_open, real_connect = builtins.open, os.open, sqlite3.connect
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: deny(f) or real_open(f, *a, **k))
+    monkeypatch.setattr(os, "open", lambda f, *a, **k: deny(f) or real_os_open(f, *a, **k))
+    monkeypatch.setattr(sqlite3, "connect", lambda f, *a, **k: deny(f) or real_connect(f, *a, **k))
+    code = main(["info", str(p), "--cache-dir", str(tmp_path / "cache")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "ermission" in err or "cannot read" in err
 
 
 def test_output_not_half_written(tmp_path: Path, nsys_dir: Path) -> None:
