@@ -82,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tuiperf.commands.open_tui import run_open
 
             return run_open(args_list[1:])
+        _terminate_like_interrupt()
         parser = build_parser()
         args = parser.parse_args(args_list)
         if not getattr(args, "_run", None):
@@ -93,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"tuiperf: error: {e}", file=sys.stderr)
         return int(e.code)
+    except Terminated:
+        print("tuiperf: terminated", file=sys.stderr)
+        return 128 + 15
     except KeyboardInterrupt:
         print("tuiperf: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
@@ -112,6 +116,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.FAILURE)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so cleanups run as they do for Ctrl-C."""
+
+
+def _terminate_like_interrupt() -> None:
+    """Headless commands unwind on SIGTERM (temporary files go, no half-written output)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def _silence_stdout() -> None:

@@ -94,6 +94,11 @@ def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
     if res.returncode != 0 or not out.exists():
         shutil.rmtree(tmp, ignore_errors=True)
         lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
-        why = lines[-1].strip() if lines else f"exit status {res.returncode}"
+        status = (
+            f"killed by signal {-res.returncode}"
+            if res.returncode < 0
+            else f"exit status {res.returncode}"
+        )
+        why = lines[-1].strip() if lines else status
         raise BadReportError(f"{report}: nsys export failed: {why}")
     return out

@@ -64,6 +64,9 @@ class SqliteSource:
         self.path = path
         try:
             self._db = sqlite3.connect(_ro_uri(path), uri=True, check_same_thread=False)
+            # names are data from anyone: a byte that is not UTF-8 becomes U+FFFD, it does
+            # not make the whole report unreadable
+            self._db.text_factory = _lenient_text
             rows = self._db.execute(
                 "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view')"
             ).fetchall()
@@ -151,8 +154,10 @@ class SqliteSource:
                 # the rowid range is known: spare connectorx its min/max query over `sql`
                 partition_range=rowids,
             )
-        except Exception as e:  # connectorx raises RuntimeError/PanicException
-            raise BadReportError(f"{self.path}: cannot read ({_one_line(e)})") from e
+        except Exception:  # connectorx raises RuntimeError/PanicException
+            # e.g. text that is not UTF-8: the stdlib reader decodes leniently, and says
+            # what is wrong when the file itself is damaged
+            return None
         return _plain(_in_rowid_order(table)).drop_columns(["_tuiperf_rid"])
 
     def _safe_link(self) -> Path:
@@ -172,6 +177,10 @@ class SqliteSource:
             self._linkdir.cleanup()
             self._linkdir = None
             self._link = None
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def _in_rowid_order(table: pa.Table) -> pa.Table:

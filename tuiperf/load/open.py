@@ -171,6 +171,7 @@ def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> 
     if hit is None:
         with cache.writer(key) as w:
             w.meta = build(w.add).to_json()
+            _unchanged_since(path, kind, key)  # else the entry is dropped, never published
         hit = cache.load(key)
         if hit is None:
             raise BadReportError(f"{path}: the cache entry could not be read back")
@@ -182,6 +183,19 @@ def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> 
     meta.cache_path = str(cache.entry(key))
     meta.from_cache = from_cache
     return Trace(tables, meta, cache=cache, cache_key=key)
+
+
+def _unchanged_since(path: Path, kind: str, key: CacheKey) -> None:
+    """Refuse a conversion whose source changed (or went away) while it was read."""
+    try:
+        same = CacheKey.for_source(path, kind) == key
+    except OSError:
+        same = False
+    if not same:
+        raise BadReportError(
+            f"{path}: the report changed while it was being converted; open it again "
+            "once it is complete"
+        )
 
 
 def _open_rep(path: Path, opts: OpenOptions) -> Trace:
