@@ -248,6 +248,25 @@ def test_preamble_lines_are_skipped(ncu_dir: Path, tmp_path: Path) -> None:
             '"zero","k","S","m","","1"\n',
             "bad kernel ID",
         ),
+        (  # the kernel name column is what is missing, not the header
+            '"ID","Section Name","Metric Name","Metric Unit","Metric Value"\n"0","S","m","","1"\n',
+            "missing column 'Kernel Name'",
+        ),
+        (  # rule rows without the column that names the rule
+            '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value",'
+            '"Rule Description"\n"0","k","S","","","","slow"\n',
+            "no 'Rule Name' column",
+        ),
+        (  # cut inside a quoted value
+            '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+            '"0","k","S","Elapsed Cycles","cycle","4,6',
+            "damaged CSV",
+        ),
+        (  # cut before the value
+            '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+            '"0","k","S","Elapsed Cycles"\n',
+            "truncated or damaged",
+        ),
     ],
 )
 def test_bad_csv(tmp_path: Path, text: str, why: str) -> None:

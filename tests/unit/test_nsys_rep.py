@@ -157,3 +157,22 @@ def test_older_sibling_is_ignored(workdir: Path) -> None:
         env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"},
     )
     assert_one_line_error(res, 3)
+
+
+def test_killed_export_leaves_no_debris(workdir: Path) -> None:
+    """An `nsys export` killed halfway (SIGKILL) is a clear error, and the next open works."""
+    rep = workdir / "reports" / "vit_range.nsys-rep"
+    before = digest(rep)
+    cache = workdir / "c"
+    res = run_cli(
+        "info", str(rep), "--cache-dir", str(cache), env=env_for(workdir, STANDIN_KILLED="1")
+    )
+    assert_one_line_error(res, 1)
+    assert "killed by signal 9" in res.stderr
+    assert cache_is_clean(cache)
+    assert not (cache / "exports").exists() or not any((cache / "exports").iterdir())
+    assert digest(rep) == before
+    again = run_cli(
+        "info", str(rep), "--cache-dir", str(cache), env=env_for(workdir, STANDIN_NO_ARROWDIR="1")
+    )
+    assert again.returncode == 0, again.stderr

@@ -144,7 +144,8 @@ def _rows(path: Path) -> tuple[list[str], Iterator[list[str]]]:
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines[:200]):
         if _is_header(line):
-            reader = csv.reader(io.StringIO("".join(lines[i:])))
+            # strict: a file cut inside a quoted cell is an error, not a shorter value
+            reader = csv.reader(io.StringIO("".join(lines[i:])), strict=True)
             try:
                 return next(reader), reader
             except csv.Error as e:
@@ -159,12 +160,17 @@ def _is_header(line: str) -> bool:
         cells = next(csv.reader([line]))
     except (csv.Error, StopIteration):
         return False
-    return "ID" in cells and "Kernel Name" in cells
+    return "ID" in cells and bool(_HEADER_HINTS.intersection(cells))
+
+
+#: columns of which an ncu CSV header has at least one besides "ID"
+_HEADER_HINTS = {"Kernel Name", "Section Name", "Metric Name", "Metric Value"}
+_DETAILS_HINTS = ("Section Name", "Metric Name", "Metric Value", "Metric Unit", "Rule Name")
 
 
 def page_of(header: list[str]) -> str:
-    if all(c in header for c in ("Section Name", "Metric Name", "Metric Value")):
-        return "details"
+    if any(c in header for c in _DETAILS_HINTS):
+        return "details"  # _index names the details column that is missing, if any
     return "raw"
 
 
@@ -359,10 +365,17 @@ def _derive(kernel: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
 
 def _read_details(path: Path, header: list[str], rows: Iterator[list[str]], b: _Builder) -> None:
     idx = _index(path, header, DETAILS_REQUIRED)
-    for row in rows:
+    # metric rows end after "Metric Value"; rule rows carry every column
+    need = max(idx[c] for c in DETAILS_REQUIRED) + 1
+    for n, row in enumerate(rows, 2):
         if not row or not any(row):
             continue
+        _whole(path, row, need, n)
         kid = _kernel_id(path, _cell(row, idx, "ID"))
+        if not _cell(row, idx, "Metric Name") and "Rule Name" not in idx:
+            raise BadReportError(
+                f"{path}: a rule result row, but no 'Rule Name' column (missing column)"
+            )
         b.kernel(kid, row, idx)
         section = _cell(row, idx, "Section Name")
         rule = _cell(row, idx, "Rule Name")
@@ -421,9 +434,10 @@ def _read_raw(path: Path, header: list[str], rows: Iterator[list[str]], b: _Buil
         for i, h in enumerate(header)
         if h not in ID_COLUMNS and not h.startswith((_NVTX_PUSH, _NVTX_START))
     ]
-    for row in rows:
+    for n, row in enumerate(rows, 3):
         if not row or not any(row):
             continue
+        _whole(path, row, len(header), n)
         kid = _kernel_id(path, _cell(row, idx, "ID"))
         b.kernel(kid, row, idx)
         for i in metric_cols:
@@ -434,3 +448,12 @@ def _read_raw(path: Path, header: list[str], rows: Iterator[list[str]], b: _Buil
             b.metrics[kid].append(
                 {"kernel_id": kid, "metric": header[i], "unit": unit, "value": value, "text": text}
             )
+
+
+def _whole(path: Path, row: list[str], need: int, n: int) -> None:
+    """ncu writes the cells up to the value of every row: fewer is a cut or damaged file."""
+    if len(row) < need:
+        raise BadReportError(
+            f"{path}: row {n} has {len(row)} cells, fewer than the {need} it needs "
+            "(a truncated or damaged export)"
+        )
