@@ -28,9 +28,8 @@ HEADER = ["ID", "Kernel Name", "Block Size", "Grid Size", "Section Name", "Metri
 
 
 def _file(data: bytes | str, suffix: str) -> Path:
-    f = tempfile.NamedTemporaryFile(delete=False, suffix=suffix)
-    f.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
-    f.close()
+    with tempfile.NamedTemporaryFile(delete=False, suffix=suffix) as f:
+        f.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
     return Path(f.name)
 
 
