@@ -261,15 +261,63 @@ def _metric_row(
     }
 
 
+#: Header items the Nsight Compute 2025.x CLI prints on its details page that the section
+#: files of the PyPI reader (2026.x) define differently: section id -> (label, metric in
+#: the report, the CLI's metric name (it orders the page), factor, unit or None to keep).
+#: An item replaces the reader's item of the same label, or is added where there is none,
+#: when the report holds the metric. Seen on the H200 fixtures (ncu 2025.3.1 pages): the
+#: CLI's "L2 Compression Ratio" is the .pct form (x100, %) of the reader's .ratio metric,
+#: and its "L2 Compression Input Sectors" has the value of the LRC's input sectors.
+_CLI_HEADER_ITEMS: dict[str, tuple[tuple[str, str, str, float, str | None], ...]] = {
+    "PmSampling": (
+        ("Maximum Sampling Interval", "profiler__pmsampler_interval_time",
+         "profiler__pmsampler_interval_time", 1.0, None),
+    ),
+    "MemoryWorkloadAnalysis": (
+        ("L2 Compression Input Sectors", "lrc__ilc_input_sectors.sum",
+         "lts__gcomp_input_sectors.sum", 1.0, None),
+        ("L2 Compression Ratio", "lts__average_gcomp_output_sector_compression_achieved_rate.ratio",
+         "lts__average_gcomp_output_sector_compression_achieved_rate.pct", 100.0, "%"),
+    ),
+}  # fmt: skip
+
+
+def _header_rows(kid: int, a: Any, s: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(sort name, row) of a section's header items, with the CLI's items (above)."""
+    sid, sname = s.identifier(), s.name()
+    items = [
+        (m.name(), _metric_row(kid, m, sid, sname, "header"))
+        for m in s.header_metrics()
+        if m is not None
+    ]
+    for label, name, cli_name, factor, unit in _CLI_HEADER_ITEMS.get(sid, ()):
+        m = a.metric_by_name(name)
+        if m is None:
+            continue
+        row = _metric_row(kid, m, sid, sname, "header")
+        row["label"] = label
+        if row["value"] is not None:
+            row["value"] *= factor
+        if unit is not None:
+            row["unit"] = unit
+        items = [(n, r) for n, r in items if r["label"] != label] + [(cli_name, row)]
+    return items
+
+
 def _metric_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
     """Section metrics (header then body, each by metric name, as ncu prints them),
     then every other metric of the kernel with no section."""
     rows, seen = [], set()
     for s in secs:
-        for part, ms in (("header", s.header_metrics()), ("body", s.body_metrics())):
-            for m in sorted((m for m in ms if m is not None), key=lambda m: m.name()):
-                rows.append(_metric_row(kid, m, s.identifier(), s.name(), part))
-                seen.add(m.name())
+        body = [
+            (m.name(), _metric_row(kid, m, s.identifier(), s.name(), "body"))
+            for m in s.body_metrics()
+            if m is not None
+        ]
+        for items in (_header_rows(kid, a, s), body):
+            for _, row in sorted(items, key=lambda item: item[0]):
+                rows.append(row)
+                seen.add(row["metric"])
     for name in sorted(a.metric_names()):
         if name not in seen:
             m = a.metric_by_name(name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 NAME = pa.dictionary(pa.int32(), pa.string())
 I32 = pa.int32()
