@@ -181,7 +181,7 @@ async def test_linked_jump_and_side_metrics(ncu_dir: Path, nsys_dir: Path) -> No
         timeline = app.query_one(Timeline)
         first = timeline.selection
         assert first is not None and first.table == "kernels"
-        assert first.row == int(link.exact_rows_for(3)[0])
+        assert first.row == int(link.exact_rows_for(3)[0]) == int(link.jump_rows_for(3)[0])
         side = app.query_one("#side-metrics", MetricsPane)
         assert side.kernel_id == 3 and not app.query_one("#metrics").has_class("-empty")
         # Enter again on the same kernel: its next launch
@@ -191,7 +191,7 @@ async def test_linked_jump_and_side_metrics(ncu_dir: Path, nsys_dir: Path) -> No
         await pilot.press("enter")
         await pilot.pause()
         assert timeline.selection is not None
-        assert timeline.selection.row == int(link.exact_rows_for(3)[1])
+        assert timeline.selection.row == int(link.jump_rows_for(3)[1])
         # a kernel without an ncu result empties the metrics section
         none = int(next(r for r in range(len(link.mask)) if not link.mask[r]))
         from tuiperf.tui.messages import EventSelected

@@ -54,12 +54,52 @@ def test_every_vit_kernel_is_found_by_mangled_name(nsys_dir: Path, vit: KernelMe
         assert set(_col(trace, "mangled_name", rows)) == {vit.kernel(kid).mangled}
         for r in rows[:20].tolist():
             assert kid in link.ids_for_row(r)
-    # rows with no ncu result really have a kernel name ncu did not profile
-    mangled = {vit.kernel(k).mangled for k in vit.kernel_ids()}
-    none = np.flatnonzero(~link.mask)
-    assert not set(_col(trace, "mangled_name", none)) & mangled
+    # a launch with no ncu result has a kernel name ncu did not profile, or another launch
+    # configuration or NVTX context than every result of its name (another call site)
+    configs: dict[str, set[tuple]] = {}
+    for kid in vit.kernel_ids():
+        kern = vit.kernel(kid)
+        configs.setdefault(kern.mangled, set()).add((*kern.grid, *kern.block))  # type: ignore[misc]
+    index = NvtxIndex(trace)
+    k = trace.table("kernels")
+    dims = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+    for r in np.flatnonzero(~link.mask).tolist():
+        rec = k.slice(r, 1).to_pylist()[0]
+        if rec["mangled_name"] in configs:
+            own = [x.text for x in index.context(rec["pid"], rec["tid"], rec["start"] - 1).own]
+            other_config = tuple(rec[d] for d in dims) not in configs[rec["mangled_name"]]
+            assert other_config or own[1:] != ["forward"], (r, own)
     assert len(link.unmatched_nsys) > 0
     assert not set(link.unmatched_nsys) & set(link.by_name)
+
+
+def test_nvtx_context_counts_the_autograd_thread(nsys_dir: Path, vit: KernelMetrics):
+    """vit_full's 7 kernels were profiled in `step 3 > forward` on the main thread: they are
+    the trace's first 7 launches of step 3, and the launches of the same kernels from the
+    autograd thread (backward, no ranges of their own there) are not theirs."""
+    trace = _trace(nsys_dir, "vit_range")
+    link = L.build_link(trace, vit)
+    k = trace.table("kernels")
+    first = [int(link.exact_rows_for(kid)[0]) for kid in vit.kernel_ids()]
+    assert all(len(link.exact_rows_for(kid)) == 1 for kid in vit.kernel_ids())
+    assert first == sorted(first) and first == list(range(first[0], first[0] + 7))
+    index = NvtxIndex(trace)
+    main_tid = k["tid"][first[0]].as_py()
+    autograd = 0
+    for kid in vit.kernel_ids():
+        for r in link.rows_for(kid).tolist():
+            rec = k.slice(r, 1).to_pylist()[0]
+            assert rec["tid"] == main_tid
+            own = [x.text for x in index.context(rec["pid"], rec["tid"], rec["start"] - 1).own]
+            assert own[1:] == ["forward"]
+        same = np.flatnonzero(
+            np.array(k["mangled_name"].to_pylist(), dtype=object) == vit.kernel(kid).mangled
+        )
+        autograd += sum(1 for r in same.tolist() if k["tid"][r].as_py() != main_tid)
+        for r in same.tolist():
+            if k["tid"][r].as_py() != main_tid:
+                assert not link.has(r) and link.describe(r) == "no ncu result"
+    assert autograd > 0  # the fixture really launches these kernels from the autograd thread
 
 
 def test_launch_configuration_tells_apart_one_mangled_name(nsys_dir: Path, vit: KernelMetrics):
@@ -68,14 +108,18 @@ def test_launch_configuration_tells_apart_one_mangled_name(nsys_dir: Path, vit: 
     link = L.build_link(trace, vit)
     assert len({vit.kernel(k).mangled for k in (0, 1, 2)}) == 1
     for kid in (0, 1, 2):
+        rows = link.rows_for(kid)
+        assert set(_col(trace, "grid_x", rows)) == {vit.kernel(kid).grid[0]}  # type: ignore[index]
         exact = link.exact_rows_for(kid)
-        assert len(exact) < len(link.rows_for(kid))
-        assert set(_col(trace, "grid_x", exact)) == {vit.kernel(kid).grid[0]}  # type: ignore[index]
-        assert {link.level(r) for r in exact.tolist()} == {L.LAUNCH}
-    # a launch with a grid that ncu never profiled keeps all three candidates
-    other = [r for r in link.rows_for(0).tolist() if link.level(r) == L.MANGLED]
-    assert other and link.ids_for_row(other[0]) == (0, 1, 2)
-    assert "3 ncu results" in link.describe(other[0])
+        assert len(exact) == 1 and link.level(int(exact[0])) == L.ORDER
+    # a launch with a grid that ncu never profiled is left without a result
+    grids = {vit.kernel(kid).grid[0] for kid in (0, 1, 2)}  # type: ignore[index]
+    same = np.flatnonzero(
+        np.array(trace.table("kernels")["mangled_name"].to_pylist(), dtype=object)
+        == vit.kernel(0).mangled
+    )
+    other = [r for r in same.tolist() if _col(trace, "grid_x", np.array([r]))[0] not in grids]
+    assert other and not any(link.has(r) for r in other)
 
 
 def test_nvtx_and_launch_order_pick_one_result(nsys_dir: Path, lstm: KernelMetrics):
@@ -130,7 +174,7 @@ def test_by_kernel_name_when_the_trace_has_no_mangled_names(nsys_dir: Path, vit:
     assert (link.mask == full.mask).all()
     for kid in vit.kernel_ids():
         assert set(link.rows_for(kid).tolist()) == set(full.rows_for(kid).tolist())
-    assert link.level(int(link.rows_for(3)[0])) == L.NAME
+    assert (link.level_of_row == full.level_of_row).all()  # only step 0 differs
 
 
 def test_unmatched_both_ways(nsys_dir: Path, vit: KernelMetrics, lstm: KernelMetrics):

@@ -386,6 +386,11 @@ class KernelMetrics:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def has_nvtx(self) -> bool:
+        """Whether the capture recorded NVTX contexts (`ncu --nvtx`) for any kernel."""
+        col = self.kernels.column("nvtx_push_pop") if len(self) else None
+        return col is not None and any(col.to_pylist())
+
     def kernel(self, kernel_id: int) -> Kernel:
         i = self._index[kernel_id]
         return kernel_from_row(self.kernels.slice(i, 1).to_pylist()[0])

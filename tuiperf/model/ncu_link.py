@@ -7,11 +7,15 @@ share a name, each launch is narrowed step by step, as long as a step leaves a c
 
 1. launch configuration: the ncu results with the same grid and block;
 2. NVTX context: the push/pop ranges open on the launching thread at the launch (the CUDA
-   API call), compared first exactly, then with numbers ignored (`step 3` ~ `step 7`);
+   API call), compared first exactly, then with numbers ignored (`step 3` ~ `step 7`).
+   ncu records the stack per thread, so a launch from PyTorch's autograd thread has an
+   empty stack on both sides. When some launches match the context, the others (another
+   call site, such as the backward launches of a forward kernel) stay unlinked;
 3. order: ncu numbers the launches it profiled in launch order, and a capture usually takes
    the first N launches of a range (`--launch-count`, `--nvtx-include`); so within one
    instance of the innermost range, the k-th launch of the kernel goes to the k-th of the
-   remaining candidates, for the first len(candidates) launches.
+   remaining candidates, for the first len(candidates) launches (for one candidate, in its
+   exact range instance only: the launch that was profiled).
 
 Headless: numpy and Arrow only.
 """
@@ -96,10 +100,25 @@ class NcuLink:
         return self.rows_of.get(kernel_id, np.zeros(0, np.int64))
 
     def exact_rows_for(self, kernel_id: int) -> np.ndarray:
-        """The rows matched to this ncu kernel alone (by order), else all its rows."""
+        """The launches most likely profiled: matched to this result alone by launch
+        order in its range instance, else those in the same NVTX ranges, else all."""
         rows = self.rows_for(kernel_id)
-        one = [r for r in rows.tolist() if self.ids_for_row(r) == (kernel_id,)]
-        return np.array(one, np.int64) if one else rows
+        for best in (ORDER, NVTX):
+            one = [
+                r
+                for r in rows.tolist()
+                if self.level(r) >= best and self.ids_for_row(r) == (kernel_id,)
+            ]
+            if one:
+                return np.array(one, np.int64)
+        return rows
+
+    def jump_rows_for(self, kernel_id: int) -> np.ndarray:
+        """The launches to step through from an ncu result: the profiled one(s) first,
+        then its other launches in the trace, in row (start) order."""
+        exact = self.exact_rows_for(kernel_id)
+        rest = np.setdiff1d(self.rows_for(kernel_id), exact)
+        return np.concatenate((exact, rest)).astype(np.int64)
 
     def describe(self, row: int) -> str:
         ids = self.ids_for_row(row)
@@ -252,43 +271,68 @@ def _narrow(
     base: int,
     assign: Any,
 ) -> None:
+    """Link the launches of one kernel name to its ncu results, closest match first.
+
+    A launch whose launch configuration and NVTX context match an ncu result takes it; the
+    other launches of the name stay unlinked (another call site: ncu did not profile
+    them, e.g. the backward launches of a forward kernel). Only when no launch matches the
+    context does the configuration alone decide, and only when none matches that, the name.
+    """
     rows = np.asarray(rows, np.int64)
-    if len(ids) == 1:
-        assign(rows, tuple(ids), base)
-        return
     configs = {kid: _config_of(km, kid) for kid in ids}
+    parts = []
     for code in np.unique(la.config[rows]).tolist():
         sub = rows[la.config[rows] == code]
-        cands = [kid for kid in ids if configs[kid] == la.configs[code]]
-        if not cands:
-            assign(sub, tuple(ids), base)
-        elif len(cands) == 1:
-            assign(sub, tuple(cands), LAUNCH)
-        else:
-            _by_nvtx(km, cands, sub, la, nvtx, assign)
+        cands = [kid for kid in ids if configs[kid] in (None, la.configs[code])]
+        if cands:
+            parts.append(_contexts(km, cands, sub, la, nvtx))
+    if not parts:
+        assign(rows, tuple(ids), base)
+        return
+    by_context = any(lv > LAUNCH for buckets in parts for (_, lv, _) in buckets)
+    for buckets in parts:
+        for (bids, lv, inner), rs in buckets.items():
+            if by_context and lv <= LAUNCH:
+                continue
+            _assign_in_order(np.array(rs, np.int64), bids, lv, inner, la, assign)
 
 
-def _by_nvtx(
-    km: KernelMetrics, cands: list[int], rows: np.ndarray, la: _Launches, nvtx: _Nvtx, assign: Any
-) -> None:
-    paths = {kid: km.kernel(kid).nvtx for kid in cands}
+def _contexts(
+    km: KernelMetrics, cands: list[int], rows: np.ndarray, la: _Launches, nvtx: _Nvtx
+) -> dict[tuple[tuple[int, ...], int, int], list[int]]:
+    """Launches grouped by (the candidates their NVTX context matches, level, innermost
+    range start). The context is the push/pop stack open on the launching thread, as ncu
+    records it per thread: a launch from PyTorch's autograd thread has none there, as its
+    ncu result has none (the main thread's `backward` range is not on that thread)."""
+    paths = {kid: tuple(km.kernel(kid).nvtx) for kid in cands}
+    recorded = km.has_nvtx()  # an ncu capture without --nvtx has no contexts to compare
     buckets: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
     for r in rows.tolist():
         path, inner = nvtx.at(int(la.pid[r]), int(la.tid[r]), int(la.launch[r]))
-        exact = tuple(k for k in cands if paths[k] == path and path)
-        loose = tuple(k for k in cands if _loose(paths[k]) == _loose(path) and path)
-        ids, lv = (
-            (exact, NVTX) if exact else (loose, NVTX_LOOSE) if loose else (tuple(cands), LAUNCH)
-        )
+        exact = tuple(k for k in cands if recorded and paths[k] == path)
+        loose = tuple(k for k in cands if path and _loose(paths[k]) == _loose(path))
+        if exact:
+            ids, lv = exact, NVTX
+        elif loose:
+            ids, lv = loose, NVTX_LOOSE
+        else:
+            ids, lv = tuple(cands), LAUNCH
         buckets.setdefault((ids, lv, inner if lv > LAUNCH else -1), []).append(r)
-    for (ids, lv, inner), rs in buckets.items():
-        arr = np.array(rs, np.int64)
-        if inner >= 0 and len(ids) > 1 and len(arr) >= len(ids):
-            arr = arr[np.argsort(la.start[arr], kind="stable")]
-            for r, kid in zip(arr[: len(ids)].tolist(), ids, strict=True):
-                assign(np.array([r], np.int64), (kid,), ORDER)
-            arr = arr[len(ids) :]
-        assign(arr, ids, lv)
+    return buckets
+
+
+def _assign_in_order(
+    arr: np.ndarray, ids: tuple[int, ...], lv: int, inner: int, la: _Launches, assign: Any
+) -> None:
+    """Within one range instance, the k-th launch goes to the k-th of several results."""
+    # one result in its exact range instance: its first launch there is the one profiled
+    by_order = len(ids) > 1 or (len(ids) == 1 and lv == NVTX)
+    if inner >= 0 and by_order and len(arr) >= len(ids):
+        arr = arr[np.argsort(la.start[arr], kind="stable")]
+        for r, kid in zip(arr[: len(ids)].tolist(), ids, strict=True):
+            assign(np.array([r], np.int64), (kid,), ORDER)
+        arr = arr[len(ids) :]
+    assign(arr, ids, lv)
 
 
 def _finish(

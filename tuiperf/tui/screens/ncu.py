@@ -319,7 +319,7 @@ class NcuView(Horizontal):
         kid = self.current()
         if kid is None or self.link is None:
             return
-        rows = self.link.exact_rows_for(kid)
+        rows = self.link.jump_rows_for(kid)
         if len(rows) == 0:
             self.notify(f"ncu ID {kid} has no launch in the nsys report.", timeout=3)
             return
