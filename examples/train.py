@@ -80,7 +80,13 @@ def batches(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=5, help="training steps (profiled ones)")
+    ap.add_argument(
+        "--steps",
+        type=int,
+        default=5,
+        help="training steps to run; with --profile, the steps recorded, after 1 waiting "
+        "and 1 warm-up step (so STEPS + 2 run)",
+    )
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--image-size", type=int, default=64)
     ap.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
@@ -126,8 +132,11 @@ def main() -> int:
             while not prof.done:
                 loss = step(*next(it))
                 prof.step()
+        ran = prof.total_steps
+        note = f" ({prof.wait} waiting, {prof.warmup} warm-up, {prof.steps} recorded)"
         print(f"trace: {args.profile}  (open it with: tuiperf {args.profile})")
     else:
+        ran, note = args.steps, ""
         for n in range(args.steps):
             with phase(f"step {n}", nvtx):
                 loss = step(*next(it))
@@ -135,7 +144,7 @@ def main() -> int:
         torch.cuda.synchronize()
     if args.cuda_range and nvtx:
         torch.cuda.cudart().cudaProfilerStop()
-    print(f"{args.steps} steps on {dev} in {time.perf_counter() - t0:.2f} s, loss {loss:.3f}")
+    print(f"{ran} steps{note} on {dev} in {time.perf_counter() - t0:.2f} s, loss {loss:.3f}")
     return 0
 
 

@@ -14,13 +14,16 @@
 CPU activity is always recorded; CUDA activity when a GPU is available, and then
 each step is also an NVTX range (`step N`), so the same loop run under
 `nsys profile` shows its steps. The trace is written once the active steps are
-recorded (or when the block ends early), through a temporary file renamed into
-place; a `.gz` name writes gzip. Needs the `torch` extra: `pip install tuiperf[torch]`.
+recorded (or when the block ends early, with the steps recorded so far), through a
+temporary file renamed into place; a `.gz` name writes gzip. A block that ends
+during the waiting or warm-up steps has recorded nothing: no trace is written, and
+a warning on stderr says so. Needs the `torch` extra: `pip install tuiperf[torch]`.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -94,6 +97,18 @@ class StepProfiler:
         prof, self._prof = self._prof, None
         if prof is not None:
             prof.__exit__(kind, exc, tb)
+            if not self.written:
+                self._warn_unwritten()
+
+    def _warn_unwritten(self) -> None:
+        """Say on stderr that the block ended before any step was recorded."""
+        print(
+            f"tuiperf.torch: no trace written to {self.path}: the block ended after "
+            f"{self._step} of its {self.wait} waiting and {self.warmup} warm-up steps, "
+            f"before any step was recorded (run {self.total_steps} steps, until `prof.done`, "
+            "or pass smaller wait/warmup)",
+            file=sys.stderr,
+        )
 
     def _push(self) -> None:
         if self._nvtx:

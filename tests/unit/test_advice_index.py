@@ -153,3 +153,9 @@ def test_ncu_findings_reach_the_nsys_launches_of_their_kernel() -> None:
     names = kernel_names(trace_of("lstm"), "kernels", row)
     assert i in [h.finding for h in idx.for_event("kernels", row, names)]
     assert i in [h.finding for h in idx.for_kernel(f.kernel or "")]
+
+
+def test_a_rule_about_several_kernels_is_found_by_each_name() -> None:
+    idx = cnn()
+    for name in ("nchwToNhwcKernel", "nhwcToNchwKernel"):
+        assert "layout_conversion" in rules(idx, idx.for_kernel(name))

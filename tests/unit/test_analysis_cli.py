@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.unit.test_analysis_support import ncu_path, sqlite_path
 from tuiperf.analysis.findings import (
@@ -141,3 +142,32 @@ def test_analysis_does_not_import_textual() -> None:
         "assert 'textual' not in sys.modules"
     )
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
+
+
+def test_json_rows_limits_evidence_but_not_count() -> None:
+    res = run(str(sqlite_path("cnn_osrt")), "--format", "json", "--rows", "2")
+    assert res.returncode == 0, res.stderr
+    by_rule = {f["rule"]: f for f in json.loads(res.stdout)}
+    lc = by_rule["layout_conversion"]
+    assert len(lc["evidence"]) == 2 and lc["count"] == 847
+    assert all(len(f["evidence"]) <= 2 for f in by_rule.values())
+
+
+def test_kernel_scoped_findings_name_their_kernel() -> None:
+    res = run(str(sqlite_path("cnn_osrt")), "--format", "json", "--rule", "layout_conversion")
+    (f,) = json.loads(res.stdout)
+    assert f["scope"] == "kernel: nchwToNhwcKernel, nhwcToNchwKernel"  # most GPU time first
+    assert f["kernel"] == "nchwToNhwcKernel"
+    assert f["kernels"] == ["nchwToNhwcKernel", "nhwcToNchwKernel"]
+
+
+def test_percentages_are_of_the_profiled_span() -> None:
+    """h100_2gpu_1s: the session ran 296 s, the trace's events span 969 ms."""
+    report = str(sqlite_path("h100_2gpu_1s"))
+    text = run(report, "--width", "200", "--rows", "0")
+    assert "profiled 969 ms" in text.stdout, text.stdout[:200]
+    data = json.loads(run(report, "-f", "json", "--rule", "fp32_no_tensor_cores").stdout)
+    (f,) = data
+    assert f["kernel"] and f["kernel"] in f["scope"]
+    assert f["est_saving_pct"] == pytest.approx(100 * f["est_saving_ns"] / 969e6, abs=0.1)
+    assert f["est_saving_pct"] > 1.5  # 19.4 ms of 969 ms, not 0.01 %

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
-from tests.unit.test_analysis_support import ctx_of, ncu_of
+from tests.unit.test_analysis_support import ctx_of, kineto_trace, ncu_of, trace_of
+from tuiperf.analysis import fixes
+from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.ncu_rules import RULES, groups
+from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU, groups, signature_key
+from tuiperf.model.trace import Trace
 
 
 def _by_rule(findings, rule):  # type: ignore[no-untyped-def]
@@ -61,3 +65,79 @@ def test_lstm_basic_default_set() -> None:
     assert res.findings and {f.source for f in res.findings} == {"ncu"}
     assert not [c for c in res.checks if c.status == "failed"]
     assert _by_rule(res.findings, "memory_bound") or _by_rule(res.findings, "latency_bound")
+
+
+def test_kineto_trace_weighs_ncu_kernels_by_demangled_name() -> None:
+    """A torch.profiler trace has no mangled names: its kernel name is the demangled one."""
+    km, ctx = ncu_of("lstm_basic"), Ctx(kineto_trace("lstm"))
+    gs = groups(km, ctx)
+    assert all(g.nsys_ns is not None for g in gs)  # templates and lambdas included
+    gemm = next(
+        g for g in gs if g.name.startswith("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64")
+    )
+    assert len(gemm.ids) == 12 and len(gemm.nsys_rows) == 768
+    res = analyze(ctx.trace, km)
+    f = next(f for f in res.findings if f.kernel == gemm.name and f.rule == "latency_bound")
+    assert f.count == 768 and f.evidence.rows["table"][0].as_py() == "kernels"
+    assert f.metrics["share_of_gpu_time"] == pytest.approx(gemm.nsys_ns / ctx.kernel_time_ns, 1e-3)
+
+
+def test_signature_key_reads_ncu_and_itanium_spellings_alike() -> None:
+    ncu = (
+        "void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16_copy_kernel_"
+        "cuda(at::TensorIteratorBase &)::[lambda(float) (instance 1)], std::array<char *, "
+        "(unsigned long)2>>(int, T2, T3)"
+    )
+    itanium = (
+        "void at::native::vectorized_elementwise_kernel<8, at::native::float16_copy_kernel_cuda("
+        "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, at::native::"
+        "float16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, "
+        "2ul>)"
+    )
+    assert signature_key(ncu) == signature_key(itanium)
+    assert signature_key(ncu) != signature_key(ncu.replace("(int)8", "(int)4"))
+
+
+def test_short_names_match_only_one_kernel() -> None:
+    """With no demangled match, the short name decides, unless it is several kernels
+    (Kineto's CUTLASS kernels are all `Kernel2`)."""
+    km, trace = ncu_of("lstm_basic"), kineto_trace("lstm")
+    kt = trace.table("kernels")
+    spelt = pa.array([f"{n} [other spelling]" for n in kt["name"].to_pylist()])
+    kt = kt.set_column(kt.schema.get_field_index("name"), "name", spelt)
+    by = {g.name: g for g in groups(km, Ctx(Trace({**trace.tables, "kernels": kt}, trace.meta)))}
+    cutlass = next(g for n, g in by.items() if "Kernel2" in n)
+    assert cutlass.nsys_rows is None  # not the 936 launches of every Kernel2
+    rnn = next(g for n, g in by.items() if "elemWiseRNNcell" in n)
+    assert rnn.nsys_rows is not None and len(rnn.nsys_rows) == 768
+
+
+@pytest.mark.parametrize("ncu_rule", ["UncoalescedGlobalAccess", "TheoreticalOccupancy"])
+def test_tuiperf_reading_and_ncu_rule_are_one_finding(ncu_rule: str) -> None:
+    res = analyze(trace_of("vit_amp"), ncu_of("vit_full"))
+    mine = {
+        "UncoalescedGlobalAccess": "uncoalesced_access",
+        "TheoreticalOccupancy": "occupancy_limited",
+    }[ncu_rule]
+    assert not _by_rule(res.findings, mine)
+    conv = [f for f in _by_rule(res.findings, f"ncu:{ncu_rule}") if "implicit" in (f.kernel or "")]
+    assert len(conv) == 1
+    (f,) = conv
+    assert f.source == "ncu" and f.metrics["tuiperf_rule"] == mine
+    assert f.fix.text == fixes.fix_for(mine).text and f.fix.snippet  # the PyTorch-level fix
+    assert f.evidence.rows["table"][0].as_py() == "kernels"
+    assert "ncu:" in f.message and not f.message.startswith("void ")
+    own = {(f.kernel, f.est_saving_ns) for f in res.findings if f.rule.startswith("ncu:")}
+    for f in res.findings:  # no reading left beside its ncu twin with the same saving
+        assert f.rule not in SAME_AS_NCU or (f.kernel, f.est_saving_ns) not in own, f.rule
+
+
+def test_small_grid_merges_with_ncu_launch_configuration() -> None:
+    res = analyze(kineto_trace("lstm"), ncu_of("lstm_basic"))
+    assert not _by_rule(res.findings, "small_grid")
+    merged = [f for f in res.findings if f.metrics.get("tuiperf_rule") == "small_grid"]
+    assert merged and all(f.rule == "ncu:LaunchConfiguration" for f in merged)
+    assert all("Small Grid" in f.title for f in merged)
+    # a tail effect is not ncu's "Small Grid" result: both stay
+    tail = _by_rule(res.findings, "tail_effect")
+    assert tail and "elemWiseRNNcell" in (tail[0].kernel or "")

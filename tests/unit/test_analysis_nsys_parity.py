@@ -117,3 +117,12 @@ def test_smaller_gap_threshold_finds_more_gaps() -> None:
 def test_sqlite_round_rounds_ties_up_after_adding_half() -> None:
     assert sqlite_round1(6911.45) == 6911.5  # Decimal on the exact double would say 6911.4
     assert sqlite_round1(1.64) == 1.6 and sqlite_round1(0.05) == 0.1
+
+
+def test_start_up_copies_need_no_change_in_the_loop() -> None:
+    """vit_amp's batches are pinned: advising pin_memory for them would be wrong."""
+    (f,) = _run("vit_amp", "cuda_memcpy_async")
+    assert "No change is needed in the training loop" in f.fix.text
+    assert "pin_memory=True" not in f.fix.text + f.fix.snippet and not f.fix.snippet
+    (loop,) = _run("cnn_osrt", "cuda_memcpy_async")  # copies inside the steps: pin them
+    assert "pin_memory=True" in loop.fix.snippet

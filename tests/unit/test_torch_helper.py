@@ -100,6 +100,22 @@ def test_short_run_still_writes_a_trace(tmp_path: Path) -> None:
     assert t.has("nvtx")
 
 
+@pytest.mark.parametrize("ran", [0, 1])  # ends in the waiting step, in the warm-up step
+def test_block_ending_before_any_recorded_step_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ran: int
+) -> None:
+    path = tmp_path / "early.json"
+    with tt.profile_steps(path, steps=2, wait=1, warmup=1) as prof:
+        for _ in range(ran):
+            torch.ones(3).sum()
+            prof.step()
+    assert not prof.written and not path.exists()
+    err = capsys.readouterr().err
+    assert f"no trace written to {path}" in err
+    assert f"after {ran} of its 1 waiting and 1 warm-up steps" in err
+    assert list(tmp_path.iterdir()) == []  # no temporary file left either
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
         tt.profile_steps("x.json", steps=0)
@@ -114,6 +130,13 @@ def test_example_script_runs_on_cpu(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
+    # --steps 2 records 2 steps after 1 waiting and 1 warm-up step: 4 run, and it says so
+    assert "4 steps (1 waiting, 1 warm-up, 2 recorded) on cpu" in r.stdout
     t = open_trace(out, OpenOptions(use_cache=False))
     texts = set(t.table("nvtx")["text"].cast("string").to_pylist())
-    assert {"ProfilerStep#2", "aten::conv2d"} <= texts
+    assert {"ProfilerStep#2", "ProfilerStep#3", "aten::conv2d"} <= texts
+    assert not {"ProfilerStep#1", "ProfilerStep#4"} & texts
+    help_text = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300
+    ).stdout
+    assert "profiled ones" not in help_text and "STEPS + 2" in " ".join(help_text.split())

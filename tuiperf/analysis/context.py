@@ -42,12 +42,15 @@ class Ctx:
 
     @cached_property
     def profiled_ns(self) -> int:
-        """The denominator of "% of profiled time": the capture's duration or event span."""
-        d = self.trace.meta.duration_ns
-        if d:
-            return int(d)
+        """The denominator of "% of profiled time": the span of the trace's events (first
+        start to last end, the time range `tuiperf info` prints); the capture's recorded
+        duration only when there are no events. Not the session length: nsys's
+        ANALYSIS_DETAILS counts from the session start, which can be minutes before
+        the capture range (h100_2gpu_1s: 296 s of session, 969 ms of events)."""
         rng = self.trace.time_range()
-        return int(rng[1] - rng[0]) if rng else 0
+        if rng and rng[1] > rng[0]:
+            return int(rng[1] - rng[0])
+        return int(self.trace.meta.duration_ns or 0)
 
     @cached_property
     def gpu_ops(self) -> GpuOps:

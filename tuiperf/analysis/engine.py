@@ -51,6 +51,7 @@ def analyze(
 
         for rid, nfn in ncu_rules.RULES.items():
             _run(rid, SOURCE_NCU, lambda f=nfn: f(ncu, ctx), opts, findings, checks)
+        findings = ncu_rules.merge_readings(findings)
     profiled = ctx.profiled_ns if ctx is not None else _ncu_time(ncu)
     source = (
         trace.meta.source if trace is not None else str(getattr(ncu, "meta", {}).get("source", ""))

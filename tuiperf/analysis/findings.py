@@ -133,11 +133,22 @@ class Finding:
     count: int
     evidence: Evidence
     est_saving_ns: int | None = None
+    #: for kernel-scoped findings, the kernel: the one name when the scope is one kernel,
+    #: the one taking the most GPU time when it is several (all of them are in `kernels`).
+    #: Not a joined list: kernel names have ", " in their template arguments.
     kernel: str | None = None
     #: the numbers that made the rule fire (name -> value), shown with the finding
     metrics: dict[str, Any] = field(default_factory=dict)
     #: filled by ranking: est_saving_ns as % of the profiled time
     est_saving_pct: float | None = None
+    #: every kernel name a kernel-scoped finding is about, most GPU time first
+    kernels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kernel and not self.kernels:
+            self.kernels = (self.kernel,)
+        elif self.kernels and not self.kernel:
+            self.kernel = self.kernels[0]
 
     def to_json(self, max_rows: int | None = None) -> dict[str, Any]:
         ev = self.evidence.rows
@@ -153,6 +164,7 @@ class Finding:
             "scope": self.scope.text(),
             "scope_kind": self.scope.kind,
             "kernel": self.kernel,
+            "kernels": list(self.kernels),
             "count": self.count,
             "evidence": ev.to_pylist(),
             "est_saving_ns": self.est_saving_ns,

@@ -195,6 +195,17 @@ with torch.autocast("cuda", dtype=torch.bfloat16):
 )
 
 
+#: cuda_memcpy_async when none of the flagged copies is inside a training step: one-off
+#: start-up copies (model.to(device), buffers) cost nothing per step, and the batches are
+#: not among them, so pinning the DataLoader's batches would change nothing
+START_UP_COPIES = Fix(
+    "No change is needed in the training loop: every flagged copy happens outside the "
+    "training steps (start-up copies such as model.to(device) and buffers), once per run. "
+    "The batches are not among them; pin host tensors only if such copies ever move into "
+    "the loop."
+)
+
+
 def fix_for(rule: str) -> Fix:
     return FIXES.get(rule, Fix(""))
 

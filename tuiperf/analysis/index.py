@@ -50,9 +50,9 @@ class FindingIndex:
         self._by_name: dict[str, list[int]] = {}
         for i, f in enumerate(findings):
             self._add_rows(i, f)
-            if f.kernel:
-                for key in _name_keys(f.kernel):
-                    self._by_name.setdefault(key, []).append(i)
+            keys = {key for name in (*f.kernels, f.kernel or "") for key in _name_keys(name)}
+            for key in keys:
+                self._by_name.setdefault(key, []).append(i)
 
     def _add_rows(self, i: int, f: Finding) -> None:
         ev = f.evidence.rows
@@ -95,7 +95,8 @@ class FindingIndex:
         return self._with_names(hits, names)
 
     def for_kernel(self, name: str) -> list[Hit]:
-        """Findings about kernel `name` (ncu rules and single-kernel name rules)."""
+        """Findings about kernel `name` (ncu rules and kernel-name rules, by any of the
+        finding's `kernels`)."""
         return self._with_names({}, [name])
 
     def _with_names(self, hits: dict[int, Hit], names: Iterable[str]) -> list[Hit]:

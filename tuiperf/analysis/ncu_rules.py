@@ -2,18 +2,27 @@
 
 Two kinds: ncu's own rule results (with its estimated speedups), and tuiperf's reading of
 the sections (Speed Of Light, Occupancy, Launch Statistics, Memory Workload). Launches of one
-kernel are grouped by mangled name. With an nsys report too, a kernel's saving is its ncu
-speedup times its total GPU time in the nsys report (matched by mangled name), so a 50 %
-speedup on a kernel that takes 0.1 % of the run ranks below 10 % on one that takes half.
+kernel are grouped by mangled name. With a timeline report too (nsys or torch.profiler), a
+kernel's saving is its ncu speedup times its total GPU time in that report, so a 50 % speedup
+on a kernel that takes 0.1 % of the run ranks below 10 % on one that takes half. Kernels are
+matched by mangled name where the trace has them (nsys), else by demangled name (Kineto's
+kernel name is the demangled one), else by short name when that names one kernel only.
+
+Where tuiperf's reading and ncu's own rule say the same thing about a kernel (uncoalesced
+loads, theoretical occupancy, small grid, tail effect), `merge_readings` makes them one
+finding: ncu's rule, evidence and estimate, tuiperf's PyTorch-level fix.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from tuiperf.analysis import arrays as A
 from tuiperf.analysis import fixes
@@ -29,7 +38,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.model import fmt
-from tuiperf.model.ncu_names import normalize
+from tuiperf.model.ncu_names import normalize, short_name
 
 #: Speed Of Light: a unit above this % of peak is "busy" (ncu's SOLBottleneck rule calls
 #: throughput under 60 % of peak low and points at latency)
@@ -84,12 +93,10 @@ def groups(km: Any, ctx: Ctx | None) -> list[KernelGroup]:
     k = km.kernels
     ids = k.column("id").to_pylist()
     names = k.column("name").to_pylist()
-    mangled = k.column("mangled").to_pylist()
     demangled = k.column("demangled").to_pylist()
     dur = [d or 0.0 for d in k.column("duration_ns").to_pylist()]
     by: dict[str, KernelGroup] = {}
-    for i, kid in enumerate(ids):
-        key = mangled[i] or normalize(demangled[i] or names[i] or "")
+    for i, (kid, key) in enumerate(zip(ids, by_keys(km), strict=True)):
         g = by.get(key)
         if g is None:
             label = demangled[i] or names[i] or key
@@ -97,26 +104,97 @@ def groups(km: Any, ctx: Ctx | None) -> list[KernelGroup]:
         g.ids.append(kid)
         g.ncu_ns += dur[i]
     if ctx is not None and ctx.trace.has("kernels"):
-        _weigh(list(by.values()), ctx, any(mangled))
+        _weigh(by, km, ctx)
     for g in by.values():  # the longest launch speaks for the group
         g.ids.sort(key=lambda kid: -(km.value(kid, "gpu__time_duration.sum") or 0.0))
     return list(by.values())
 
 
-def _weigh(gs: list[KernelGroup], ctx: Ctx, by_mangled: bool) -> None:
-    t = ctx.table("kernels")
-    codes, values = A.codes(t, "mangled_name" if by_mangled else "name")
-    if not by_mangled:
-        values = [normalize(v) for v in values]
-    dur = A.ints(t, "duration")
+def signature_key(name: str) -> str:
+    """A demangled kernel name as ncu and the Itanium demangler (nsys, Kineto) both write it.
+
+    ncu writes parameters with placeholders (`const T1 &`) where the others write the types,
+    lambdas as `[lambda(int) (instance 1)]` not `{lambda(int)#1}`, casts in template
+    arguments (`(int)4`, `(unsigned long)1` for `4`, `1ul`), `void` before nested
+    functions and other spaces. So: casts and integer suffixes go, lambdas become
+    `{lambda#N}`, every parenthesised group (parameter lists) goes, `void` and spaces go."""
+    s = normalize(name)
+    s = _LAMBDA.sub(lambda m: "{lambda#" + (m.group(1) or m.group(2)) + "}", s)
+    while True:
+        s, n = _PARENS.subn("", s)
+        if not n:
+            break
+    s = _INT_SUFFIX.sub(r"\1", _VOID.sub("", s))
+    return _SPACE.sub("", s)
+
+
+_LAMBDA = re.compile(r"\[lambda\([^()]*\) \(instance (\d+)\)\]|\{lambda\([^()]*\)#(\d+)\}")
+_PARENS = re.compile(r"\([^()]*\)")
+_VOID = re.compile(r"\bvoid\b")
+_INT_SUFFIX = re.compile(r"\b(\d+)(?:ull|ul|ll|u|l)\b", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+
+
+def _name_index(t: Any, col: str, key: Callable[[str], str]) -> tuple[np.ndarray, dict]:
+    """(row codes, key -> codes) over one name column of the trace's kernels."""
+    if col not in t.column_names:
+        return np.zeros(0, np.int64), {}
+    codes, values = A.codes(t, col)
     index: dict[str, list[int]] = {}
     for c, v in enumerate(values):
-        index.setdefault(v, []).append(c)
-    for g in gs:
-        cs = index.get(g.key)
-        if cs:
-            rows = np.flatnonzero(np.isin(codes, cs))
-            g.nsys_rows, g.nsys_ns = rows, int(dur[rows].sum())
+        if v:
+            index.setdefault(key(v), []).append(c)
+    index.pop("", None)
+    return codes, index
+
+
+def _weigh(by: dict[str, KernelGroup], km: Any, ctx: Ctx) -> None:
+    """Each group's rows and total time in the trace: by mangled name, else by demangled
+    name, else by a short name that only one demangled name of the trace has."""
+    t = ctx.table("kernels")
+    k = km.kernels
+    first: dict[str, int] = {}
+    for i, key in enumerate(by_keys(km)):
+        first.setdefault(key, i)
+    mangled, demangled = k.column("mangled").to_pylist(), k.column("demangled").to_pylist()
+    names = k.column("name").to_pylist()
+    tiers = [
+        (_name_index(t, "mangled_name", str), lambda i: mangled[i] or ""),
+        (
+            _name_index(t, "name", signature_key),
+            lambda i: signature_key(demangled[i] or names[i] or ""),
+        ),
+        (_short_index(t), lambda i: names[i] or short_name(demangled[i] or "")),
+    ]
+    dur = A.ints(t, "duration")
+    for key, i in first.items():
+        for (codes, index), key_of in tiers:
+            cs = index.get(key_of(i))
+            if cs:
+                rows = np.flatnonzero(np.isin(codes, cs))
+                g = by[key]
+                g.nsys_rows, g.nsys_ns = rows, int(dur[rows].sum())
+                break
+
+
+def _short_index(t: Any) -> tuple[np.ndarray, dict]:
+    """Short name -> codes of the `short_name` column, for short names that one demangled
+    name only has in the trace (`Kernel2` is many CUTLASS kernels: no match)."""
+    codes, index = _name_index(t, "short_name", str)
+    if not index or "name" not in t.column_names:
+        return codes, index
+    pairs = pa.table({"s": t["short_name"], "n": t["name"]}).group_by(["s", "n"]).aggregate([])
+    per = Counter(pairs["s"].to_pylist())
+    return codes, {s: cs for s, cs in index.items() if per.get(s, 0) == 1}
+
+
+def by_keys(km: Any) -> list[str]:
+    """The group key of each ncu kernel row (mangled name, else the normalised name)."""
+    k = km.kernels
+    mangled = k.column("mangled").to_pylist()
+    demangled = k.column("demangled").to_pylist()
+    names = k.column("name").to_pylist()
+    return [mangled[i] or normalize(demangled[i] or names[i] or "") for i in range(len(mangled))]
 
 
 def _evidence(km: Any, g: KernelGroup, ctx: Ctx | None) -> Evidence:
@@ -176,11 +254,14 @@ def _need(km: Any) -> None:
         raise Skip("no kernels in the Nsight Compute report")
 
 
+_NOTE = " In the timeline report it takes "
+
+
 def _weight_note(g: KernelGroup, ctx: Ctx | None) -> str:
     if g.nsys_ns is None:
         return ""
     share = g.nsys_ns / ctx.kernel_time_ns if ctx and ctx.kernel_time_ns else 0.0
-    return f" In the nsys report it takes {fmt.duration(g.nsys_ns)} ({share:.1%} of GPU time)."
+    return f"{_NOTE}{fmt.duration(g.nsys_ns)} ({share:.1%} of GPU time)."
 
 
 # -- ncu's own rules ---------------------------------------------------------------------
@@ -382,6 +463,56 @@ def launch_shape(km: Any, ctx: Ctx | None) -> list[Finding]:
 def _rule_speedup(km: Any, g: KernelGroup, rule_id: str) -> float | None:
     vals = [r.speedup for r in km.rules(g.rep) if r.rule_id == rule_id and r.speedup]
     return float(max(vals)) if vals else None
+
+
+# -- one finding per kernel problem -------------------------------------------------------
+#: tuiperf's reading -> the ncu rule that says the same (rule id, words in its title)
+SAME_AS_NCU: dict[str, tuple[str, str]] = {
+    "uncoalesced_access": ("ncu:UncoalescedGlobalAccess", ""),
+    "occupancy_limited": ("ncu:TheoreticalOccupancy", ""),
+    "small_grid": ("ncu:LaunchConfiguration", "small grid"),
+    "tail_effect": ("ncu:LaunchConfiguration", "tail effect"),
+}
+
+
+def merge_readings(findings: list[Finding]) -> list[Finding]:
+    """Fold each tuiperf reading into the ncu rule result about the same kernel and
+    problem, so one problem takes one ranked slot: ncu's rule id, title, evidence and
+    estimate (tuiperf's when ncu gives none), tuiperf's reading first in the message and
+    tuiperf's PyTorch-level fix. Readings without their ncu twin are kept as they are."""
+    own = {(f.rule, _ids(f)): i for i, f in enumerate(findings) if f.rule.startswith("ncu:")}
+    out: list[Finding | None] = list(findings)
+    for i, f in enumerate(findings):
+        twin = SAME_AS_NCU.get(f.rule) if f.source == SOURCE_NCU else None
+        j = own.get((twin[0], _ids(f))) if twin else None
+        if twin is None or j is None or twin[1] not in findings[j].title.lower():
+            continue
+        out[j], out[i] = _merged(findings[j], f), None
+    return [f for f in out if f is not None]
+
+
+def _ids(f: Finding) -> tuple[int, ...]:
+    return tuple(sorted(f.metrics.get("ncu_ids", ())))
+
+
+def _merged(ncu: Finding, mine: Finding) -> Finding:
+    reading = mine.message.split(_NOTE, 1)[0].strip().removeprefix(f"{mine.kernel}: ")
+    saving = ncu.est_saving_ns if ncu.est_saving_ns is not None else mine.est_saving_ns
+    return Finding(
+        rule=ncu.rule,
+        title=ncu.title,
+        severity=max(ncu.severity, mine.severity),
+        message=f"{reading} ncu: {ncu.message}",
+        fix=mine.fix,
+        scope=ncu.scope,
+        source=ncu.source,
+        count=ncu.count,
+        evidence=ncu.evidence,
+        est_saving_ns=saving,
+        kernel=ncu.kernel,
+        metrics={**mine.metrics, **ncu.metrics, "tuiperf_rule": mine.rule},
+        kernels=ncu.kernels,
+    )
 
 
 RULES: dict[str, Rule] = {

@@ -23,6 +23,7 @@ from tuiperf.analysis.findings import (
     SOURCE_NSYS,
     Evidence,
     Finding,
+    Fix,
     Scope,
     Severity,
     Skip,
@@ -123,13 +124,14 @@ def _finding(
     ev: Evidence,
     scope: Scope | None = None,
     metrics: dict[str, object] | None = None,
+    fix: Fix | None = None,
 ) -> Finding:
     return Finding(
         rule=rule,
         title=fixes.TITLES[rule],
         severity=sev,
         message=message,
-        fix=fixes.fix_for(rule),
+        fix=fix or fixes.fix_for(rule),
         scope=scope or Scope(SCOPE_EVENTS, f"{len(ev)} events"),
         source=SOURCE_NSYS,
         count=len(ev),
@@ -177,18 +179,19 @@ def cuda_memcpy_async(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
         f"{len(ev):,} cudaMemcpy*Async calls copy from or to pageable host memory, so each "
         f"one blocks the CPU like a synchronous copy ({fmt.duration(total)} of copies)."
     )
-    sev = Severity.WARNING
+    sev, fix = Severity.WARNING, None
     if ctx.steps.found:
         msg += f" {before:,} happen before the first training step, {inside:,} inside steps."
         if inside == 0:
             msg += " All are start-up copies (model.to(), buffers): harmless."
-            sev = Severity.INFO
+            sev, fix = Severity.INFO, fixes.START_UP_COPIES
     return [
         _finding(
             "cuda_memcpy_async",
             sev,
             msg,
             ev,
+            fix=fix,
             metrics={
                 "copies": len(ev),
                 "before_first_step": before,

@@ -92,7 +92,7 @@ def _finding(
     saving: float | None,
     metrics: dict[str, object],
     count: int | None = None,
-    kernel: str | None = None,
+    kernels: tuple[str, ...] = (),
 ) -> Finding:
     return Finding(
         rule=rule,
@@ -105,7 +105,7 @@ def _finding(
         count=len(ev) if count is None else count,
         evidence=ev,
         est_saving_ns=None if saving is None else int(saving),
-        kernel=kernel,
+        kernels=kernels,
         metrics=metrics,
     )
 
@@ -422,10 +422,12 @@ def _kernel_name_rule(
     if len(rows) == 0 or share < MIN_KERNEL_SHARE:
         return []
     names = A.strings(k, "short_name")[rows]
-    uniq, cnt = np.unique(names, return_counts=True)
+    uniq, inv, cnt = np.unique(names, return_inverse=True, return_counts=True)
+    time = np.bincount(inv, weights=A.ints(k, "duration")[rows])
     top = ", ".join(
         f"{n} ×{c:,}" for n, c in sorted(zip(uniq, cnt, strict=True), key=lambda x: -x[1])[:3]
     )
+    by_time = tuple(str(uniq[i]) for i in np.argsort(-time, kind="stable"))
     msg = (
         f"{len(rows):,} {what} take {fmt.duration(total)}, {share:.1%} of GPU kernel time ({top})."
     )
@@ -436,11 +438,11 @@ def _kernel_name_rule(
             rule,
             sev,
             msg,
-            Scope(SCOPE_KERNEL, ", ".join(uniq[:5])),
+            Scope(SCOPE_KERNEL, ", ".join(by_time[:5])),
             ev,
             total * saving_share,
             {"kernels": len(rows), "time_ns": total, "share_of_kernel_time": round(share, 4)},
-            kernel=str(uniq[0]) if len(uniq) == 1 else None,
+            kernels=by_time,
         )
     ]
 

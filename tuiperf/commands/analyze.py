@@ -10,6 +10,8 @@ from tuiperf.commands.base import Command, add_cache_args, end_progress, open_op
 from tuiperf.errors import UsageError
 
 FORMATS = ("text", "json", "markdown")
+#: evidence rows per finding in text and markdown when --rows is not given
+TEXT_ROWS = 5
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -26,7 +28,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         type=Path,
         nargs="?",
         help="an Nsight Compute report of the same program: its kernels' estimated "
-        "speedups are weighted by their share of GPU time in REPORT",
+        "speedups are weighted by their share of GPU time in REPORT (an nsys report or a "
+        "torch.profiler trace; kernels matched by mangled, else demangled, else short name)",
     )
     p.add_argument("-f", "--format", choices=FORMATS, default="text")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
@@ -40,10 +43,10 @@ def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rows",
         type=int,
-        default=5,
+        default=None,
         metavar="N",
-        help="evidence rows shown per finding in text/markdown (default 5); "
-        "json has them all unless N is given",
+        help="evidence rows per finding: text/markdown show 5 unless N is given; "
+        "json has them all unless N is given (`count` stays the full count)",
     )
     p.add_argument(
         "--top",
@@ -71,6 +74,8 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     if not 1 <= args.util_chunks <= 1000:
         raise UsageError("--util-chunks must be between 1 and 1000")
+    if args.rows is not None and args.rows < 0:
+        raise UsageError("--rows must be 0 or more")
     only = None
     if args.rule:
         known = set(all_rule_ids())
@@ -112,14 +117,15 @@ def run(args: argparse.Namespace) -> int:
     trace, ncu = _inputs(args)
     end_progress(args)
     result = analyze(trace, ncu, options)
+    rows = TEXT_ROWS if args.rows is None else args.rows
     with open_output(args.output) as out:
         if args.format == "json":
-            write_json(out, json_findings(result))
+            write_json(out, json_findings(result, rows=args.rows))
         elif args.format == "markdown":
-            write_markdown(out, result, rows=args.rows, top=args.top)
+            write_markdown(out, result, rows=rows, top=args.top)
         else:
             print_text(
-                out, result, rows=args.rows, top=args.top, width=args.width, ascii_only=args.ascii
+                out, result, rows=rows, top=args.top, width=args.width, ascii_only=args.ascii
             )
     for c in result.checks:
         if c.status == "failed":
@@ -137,7 +143,11 @@ COMMAND = Command(
     description="Run the rules over a report: the `nsys analyze` rules (same rows), PyTorch\n"
     "training-loop rules (pageable copies, data-loader starvation, host syncs, launch-bound\n"
     "phases, channels_last, tensor cores, optimizer, allocator) and, with an Nsight Compute\n"
-    "report, per-kernel rules. Findings are ranked by estimated saving.\n\n"
+    "report, per-kernel rules. Findings are ranked by estimated saving, as % of the\n"
+    "profiled span (the trace's time range, as `tuiperf info` prints it).\n\n"
+    "json: a list of findings. `kernel` is set on every kernel-scoped finding: the kernel's\n"
+    'name, or with several kernels the one taking the most GPU time (names hold ", " in\n'
+    "their template arguments, so they are never joined); `kernels` lists them all.\n\n"
     "examples:\n"
     "  tuiperf analyze run.sqlite\n"
     "  tuiperf analyze run.nsys-rep kernels.ncu-rep --format markdown -o findings.md\n"

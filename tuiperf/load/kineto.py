@@ -16,6 +16,9 @@ Mapping (FORMATS.md §7):
 * `gpu_user_annotation` -> nvtx ranges in domain `gpu_user_annotation` placed on
   the GPU stream: pid = null (no process owns them), tid = the stream id (CUPTI
   stream ids are unique within a trace; the streams table gives the device).
+* `External id` (args of cpu_op, user_annotation, CUDA calls and GPU work) ->
+  `external_id` of the nvtx, api and GPU tables: a CUDA call's is the id of its
+  innermost enclosing cpu_op, and its GPU work carries the same id.
 * `M` events -> processes (CPU processes only, not the "GPU n" rows Kineto always
   writes) and threads; `deviceProperties` -> devices.
 
@@ -180,6 +183,7 @@ def _gpu_common(t: Columns, t0: int, link: _Link) -> dict[str, Any]:
         "stream": np.frombuffer(c["tid"], dtype=np.int64),
         "context": np.frombuffer(c["context"], dtype=np.int64),
         "correlation_id": corr,
+        "external_id": np.frombuffer(c["ext"], dtype=np.int64),
         "pid": pid,
         "tid": tid,
     }
@@ -221,6 +225,7 @@ def _api(t: Columns, t0: int) -> pa.Table:
         "pid": np.frombuffer(c["pid"], dtype=np.int64),
         "tid": np.frombuffer(c["tid"], dtype=np.int64),
         "correlation_id": np.frombuffer(c["corr"], dtype=np.int64),
+        "external_id": np.frombuffer(c["ext"], dtype=np.int64),
         "name": _dict(_codes(t), t.names.values),
         "api_kind": _dict(_codes(t, "kind"), ["CUDA runtime", "CUDA driver"][: len(API_CATS)]),
     }
@@ -239,6 +244,7 @@ def _nvtx(t: Columns, t0: int) -> pa.Table:
         "domain": _dict(domain, list(RANGE_CATS)),
         "text": _dict(_codes(t), t.names.values),
         "style": _dict(np.zeros(n, dtype=np.int32), ["PushPop"]),
+        "external_id": np.frombuffer(c["ext"], dtype=np.int64),
     }
     table = schema.conform("nvtx", {k: _arrow(v) for k, v in cols.items()}, n)
     if n:

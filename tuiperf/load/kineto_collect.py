@@ -3,6 +3,8 @@
 Nothing here keeps an event dict: each one is read into a few typed arrays and
 dropped, so memory grows with 8 bytes per kept field, not with the JSON.
 Integers that are missing become `NULL`; names are interned (`Names`).
+`ext` is Kineto's `External id` (FORMATS.md §7): the id of a cpu_op, shared by the
+CUDA calls made inside it and by the GPU work they launched.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _FAR = 1e17
 RANGE_CATS = ("cpu_op", "user_annotation", "gpu_user_annotation")
 API_CATS = ("cuda_runtime", "cuda_driver")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+EXTERNAL_ID = "External id"
 
 
 def as_int(v: Any) -> int:
@@ -62,14 +65,14 @@ class Columns:
 
 
 _TIMED = {"ts": "d", "dur": "d", "pid": "q", "tid": "q"}
-_GPU = {**_TIMED, "context": "q", "corr": "q", "name": "i"}
+_GPU = {**_TIMED, "context": "q", "corr": "q", "ext": "q", "name": "i"}
 _XYZ = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 SPECS = {
     "kernel": {**_GPU, **{k: "q" for k in _XYZ}, "registers": "q", "smem": "q"},
     "gpu_memcpy": {**_GPU, "bytes": "q"},
     "gpu_memset": {**_GPU, "bytes": "q"},
-    "api": {**_TIMED, "corr": "q", "name": "i", "kind": "b"},
-    "ranges": {**_TIMED, "name": "i", "domain": "b"},
+    "api": {**_TIMED, "corr": "q", "ext": "q", "name": "i", "kind": "b"},
+    "ranges": {**_TIMED, "ext": "q", "name": "i", "domain": "b"},
 }
 
 
@@ -132,14 +135,21 @@ class Collector:
         if type(args) is not dict:
             args = {}
         if cat in RANGE_CATS:
-            self._range(ev, ts, dur, pid, tid, RANGE_CATS.index(cat))
+            self._range(ev, ts, dur, pid, tid, args, RANGE_CATS.index(cat))
         elif cat in API_CATS:
             self._api_call(ev, ts, dur, pid, tid, args, API_CATS.index(cat))
         elif cat in self._gpu:
             self._gpu_op(self._gpu[cat], cat, ev, ts, dur, pid, tid, args)
 
     def _range(
-        self, ev: dict[str, Any], ts: float, dur: float, pid: int, tid: int, domain: int
+        self,
+        ev: dict[str, Any],
+        ts: float,
+        dur: float,
+        pid: int,
+        tid: int,
+        args: dict[str, Any],
+        domain: int,
     ) -> None:
         t = self._ranges
         c = t.cols
@@ -147,6 +157,7 @@ class Collector:
         c["dur"].append(dur)
         c["pid"].append(pid)
         c["tid"].append(tid)
+        c["ext"].append(as_int(args.get(EXTERNAL_ID)))
         c["name"].append(t.names.code(ev.get("name")))
         c["domain"].append(domain)
 
@@ -167,6 +178,7 @@ class Collector:
         c["pid"].append(pid)
         c["tid"].append(tid)
         c["corr"].append(as_int(args.get("correlation")))
+        c["ext"].append(as_int(args.get(EXTERNAL_ID)))
         c["name"].append(t.names.code(ev.get("name")))
         c["kind"].append(kind)
 
@@ -189,6 +201,7 @@ class Collector:
         c["tid"].append(tid if stream == NULL else stream)
         c["context"].append(as_int(args.get("context")))
         c["corr"].append(as_int(args.get("correlation")))
+        c["ext"].append(as_int(args.get(EXTERNAL_ID)))
         c["name"].append(t.names.code(ev.get("name")))
         if cat == "kernel":
             _kernel_args(c, args)

@@ -3,14 +3,15 @@
 Times are int64 nanoseconds from the start of the report; durations are int64 ns.
 Names are dictionary-encoded strings. A source fills what it has and leaves the
 rest null. Bump SCHEMA_VERSION whenever a schema below changes: it is part of
-the cache key.
+the cache key. `external_id` is Kineto's `External id` (the cpu_op a CUDA call, and
+the GPU work it launched, belong to); nsys leaves it null.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 
 NAME = pa.dictionary(pa.int32(), pa.string())
 I32 = pa.int32()
@@ -48,6 +49,7 @@ KERNELS = _fields(
     ("static_smem", I32),
     ("dynamic_smem", I32),
     ("graph_node_id", I64),
+    ("external_id", I64),
 )
 
 MEMCPY = _fields(
@@ -60,6 +62,7 @@ MEMCPY = _fields(
     ("src_device", I32),
     ("dst_device", I32),
     ("graph_node_id", I64),
+    ("external_id", I64),
 )
 
 MEMSET = _fields(
@@ -69,6 +72,7 @@ MEMSET = _fields(
     ("value", I64),
     ("mem_kind", NAME),
     ("graph_node_id", I64),
+    ("external_id", I64),
 )
 
 API = _fields(
@@ -79,6 +83,7 @@ API = _fields(
     ("name", NAME),
     ("api_kind", NAME),
     ("return_value", I64),
+    ("external_id", I64),
 )
 
 NVTX = _fields(
@@ -91,6 +96,7 @@ NVTX = _fields(
     ("text", NAME),
     ("style", NAME),
     ("depth", I32),
+    ("external_id", I64),
 )
 
 OSRT = _fields(*_TIME, ("pid", I64), ("tid", I64), ("name", NAME), ("return_value", I64))
@@ -175,8 +181,9 @@ DETAIL_COLUMNS: dict[str, tuple[str, ...]] = {
         "static_smem",
         "dynamic_smem",
         "graph_node_id",
+        "external_id",
     ),
-    "api": ("api_kind", "return_value"),
+    "api": ("api_kind", "return_value", "external_id"),
 }
 
 

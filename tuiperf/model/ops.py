@@ -3,9 +3,13 @@
 Per op name (nvtx rows in domain `cpu_op`): calls, host total time (sum of the
 ranges), host self time (each range less its direct children on the same thread,
 ops and user annotations alike), and the GPU time of the work it launched: GPU
-self = kernels, memcpys and memsets whose launching API call (joined on the
-correlation id) has this op as its innermost enclosing range; GPU total adds the
-GPU self time of every range nested inside it.
+self = kernels, memcpys and memsets owned by this op; GPU total adds the GPU self
+time of every range nested inside it.
+
+A GPU op's owner is the cpu_op whose Kineto `External id` its launching API call
+(joined on the correlation id) carries, or, without the call, the GPU op itself
+carries. Only where neither names a cpu_op of the trace is it found by time: the
+innermost range enclosing the launching call on its thread.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class Ranges:
     is_op: np.ndarray
     names: np.ndarray  # object array of texts
     threads: np.ndarray  # (pid, tid) pairs, index = thread code
+    ext: np.ndarray  # Kineto `External id`, -1 where there is none
 
 
 def cpu_ranges(trace: Trace) -> Ranges:
@@ -69,7 +74,7 @@ def cpu_ranges(trace: Trace) -> Ranges:
         parent=np.full(len(order), -1, np.int64),
         is_op=np.asarray(ops.to_numpy(zero_copy_only=False), bool)[order],
         names=np.asarray(t["text"].cast(pa.string()).to_numpy(zero_copy_only=False))[order],
-        threads=threads,
+        threads=threads, ext=_ints(t, "external_id")[order],
     )  # fmt: skip
     rows.parent = _parents(rows)
     return rows
@@ -77,6 +82,13 @@ def cpu_ranges(trace: Trace) -> Ranges:
 
 def _np(col: pa.ChunkedArray, fill: int) -> np.ndarray:
     return col.fill_null(fill).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _ints(t: pa.Table, key: str, fill: int = -1) -> np.ndarray:
+    """Column `key` as int64 (`fill` for nulls), all `fill` where the table lacks it."""
+    if key not in t.column_names:
+        return np.full(t.num_rows, fill, np.int64)
+    return _np(t[key], fill)
 
 
 def _parents(r: Ranges) -> np.ndarray:
@@ -101,39 +113,64 @@ def host_self(r: Ranges) -> np.ndarray:
 
 
 def gpu_self(trace: Trace, r: Ranges) -> np.ndarray:
-    """GPU time launched from inside each range (innermost enclosing range only)."""
+    """GPU time owned by each range (see the module docstring)."""
     out = np.zeros(len(r.start), np.int64)
-    corr, dur, gpid = _gpu_work(trace)
-    api = trace.table("api")
-    if len(corr) == 0 or api.num_rows == 0 or len(r.start) == 0:
+    if len(r.start) == 0:
         return out
-    a_corr = _np(api["correlation_id"], -1)
-    order = np.argsort(a_corr, kind="stable")
-    pos = np.minimum(np.searchsorted(a_corr[order], corr), len(order) - 1)
-    a_pid = _np(api["pid"], -1)
-    found = (a_corr[order][pos] == corr) & ((gpid < 0) | (a_pid[order][pos] == gpid))
-    idx = order[pos[found]]
-    owner = innermost(r, a_pid[idx], _np(api["tid"], -1)[idx],
-                      _np(api["start"], 0)[idx])  # fmt: skip
+    corr, dur, gpid, ext = _gpu_work(trace)
+    api = trace.table("api")
+    call = launching_call(api, corr, gpid)
+    has = call >= 0
+    api_ext = _ints(api, "external_id")[call[has]]
+    ext[has] = np.where(api_ext >= 0, api_ext, ext[has])
+    owner = by_external_id(r, ext)
+    late = np.flatnonzero(has & (owner < 0))
+    if len(late):
+        at = call[late]
+        owner[late] = innermost(r, _np(api["pid"], -1)[at], _np(api["tid"], -1)[at],
+                                _np(api["start"], 0)[at])  # fmt: skip
     ok = owner >= 0
-    np.add.at(out, owner[ok], dur[found][ok])
+    np.add.at(out, owner[ok], dur[ok])
     return out
 
 
-def _gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Correlation id, duration and launching pid (-1: unknown) of all GPU work."""
-    cols: list[list[np.ndarray]] = [[], [], []]
+def launching_call(api: pa.Table, corr: np.ndarray, pid: np.ndarray) -> np.ndarray:
+    """Row of the API call with each correlation id (and pid, where known), or -1."""
+    out = np.full(len(corr), -1, np.int64)
+    if api.num_rows == 0 or len(corr) == 0:
+        return out
+    a_corr, a_pid = _np(api["correlation_id"], -1), _np(api["pid"], -1)
+    order = np.argsort(a_corr, kind="stable")
+    row = order[np.minimum(np.searchsorted(a_corr[order], corr), len(order) - 1)]
+    hit = (a_corr[row] == corr) & (corr >= 0) & ((pid < 0) | (a_pid[row] == pid))
+    out[hit] = row[hit]
+    return out
+
+
+def by_external_id(r: Ranges, ext: np.ndarray) -> np.ndarray:
+    """For each External id, the cpu_op row that carries it, or -1."""
+    out = np.full(len(ext), -1, np.int64)
+    rows = np.flatnonzero(r.is_op & (r.ext >= 0))
+    if len(rows) == 0:
+        return out
+    order = rows[np.argsort(r.ext[rows], kind="stable")]
+    keys = r.ext[order]
+    pos = np.minimum(np.searchsorted(keys, ext), len(keys) - 1)
+    hit = (keys[pos] == ext) & (ext >= 0)
+    out[hit] = order[pos[hit]]
+    return out
+
+
+def _gpu_work(trace: Trace) -> tuple[np.ndarray, ...]:
+    """Correlation id, duration, launching pid and External id (-1: unknown) of all GPU work."""
+    keys = (("correlation_id", -1), ("duration", 0), ("pid", -1), ("external_id", -1))
+    cols: list[list[np.ndarray]] = [[] for _ in keys]
     for name in ("kernels", "memcpy", "memset"):
         t = trace.table(name)
         if t.num_rows:
-            for out, key, fill in zip(
-                cols, ("correlation_id", "duration", "pid"), (-1, 0, -1), strict=True
-            ):
-                out.append(_np(t[key], fill))
-    if not cols[0]:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    corr, dur, pid = (np.concatenate(c) for c in cols)
-    return corr, dur, pid
+            for out, (key, fill) in zip(cols, keys, strict=True):
+                out.append(_ints(t, key, fill))
+    return tuple(np.concatenate(c) if c else np.zeros(0, np.int64) for c in cols)
 
 
 def innermost(r: Ranges, pid: np.ndarray, tid: np.ndarray, at: np.ndarray) -> np.ndarray:
