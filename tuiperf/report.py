@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
@@ -37,8 +37,10 @@ def cell(value: object, kind: str, header: str) -> Text:
     return Text(f"{float(value):,.1f}")  # type: ignore[arg-type]
 
 
-#: columns dropped first when the terminal is narrow
-_OPTIONAL = ("stddev_ns", "min_ns", "max_ns", "med_ns", "stddev_mb", "min_mb", "max_mb", "med_mb")
+#: columns dropped first when the terminal is narrow (the op summary's averages and
+#: GPU total last: they follow from the columns kept)
+_OPTIONAL = ("stddev_ns", "min_ns", "max_ns", "med_ns", "stddev_mb", "min_mb", "max_mb", "med_mb",
+             "avg_total_ns", "avg_self_ns", "gpu_total_ns")  # fmt: skip
 _NAME_MIN = 24
 
 
@@ -62,7 +64,7 @@ def stats_table(
         if c.key != last
     }
     for key in _OPTIONAL:
-        if sum(widths.values()) + 2 * len(columns) + _NAME_MIN <= width:
+        if sum(widths.values()) + 3 * len(columns) + _NAME_MIN <= width:  # 3: padding, rule
             break
         if key in widths:
             widths.pop(key)
@@ -138,3 +140,28 @@ def print_info(console: Console, info: dict[str, object]) -> None:
         if cache
         else "not cached (--no-cache)",
     )
+
+
+def print_link(console: Console, facts: Any, km: Any, width: int = 60) -> None:
+    """How the ncu results of `km` link to the trace's launches (`LinkFacts`)."""
+    console.print(Text.assemble(("link        ", "bold"), fmt.clean(facts.summary_line())))
+    t = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    t.add_column("ncu ID", justify="right", no_wrap=True)
+    t.add_column("Kernel", overflow="ellipsis", no_wrap=True, max_width=width)
+    t.add_column("Launches", justify="right", no_wrap=True)
+    t.add_column("Profiled at", justify="right", no_wrap=True)
+    t.add_column("Matched by", overflow="fold")
+    for kid in km.kernel_ids():
+        k = km.kernel(kid)
+        name = Text(fmt.clean(k.name or k.display_name or "", 200))
+        link = facts.kernels.get(kid)
+        if link is None:
+            t.add_row(str(kid), name, "0", "", Text("unmatched: no launch in the trace"))
+            continue
+        at = "" if link.profiled_start_ns is None else f"{link.profiled_start_ns / 1e6:,.3f} ms"
+        t.add_row(str(kid), name, f"{link.launches:,}", at, Text(link.match_short))
+    console.print(t)
+    if facts.unmatched_nsys:
+        console.print(
+            Text(f"{len(facts.unmatched_nsys):,} kernel names of the trace have no ncu result")
+        )

@@ -231,7 +231,13 @@ def test_raw_page_table_lists_metrics(ncu_dir: Path, capsys: pytest.CaptureFixtu
         capsys, str(page(ncu_dir, "lstm_basic", "raw")), "--id", "0", "--width", "100"
     )
     assert rc == 0, err
-    assert "Metrics" in out and "gpu__time_duration.sum" in out
+    # the details page's sections and labels, with the raw page's values
+    assert "GPU Speed Of Light Throughput" in out and "Duration" in out
+    rc, out, err = run(
+        capsys, str(page(ncu_dir, "lstm_basic", "raw")), "--id", "0", "--details", "all"
+    )
+    assert rc == 0, err
+    assert "Metrics" in out and "gpu__time_duration.avg" in out  # and every other metric
 
 
 # --- bad input: one line, the right code, no traceback, no output file ------------------

@@ -274,3 +274,43 @@ def test_bad_csv(tmp_path: Path, text: str, why: str) -> None:
         load_ncu_csv(_write(tmp_path / "bad.csv", text))
     assert why in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def _printed_tolerance(cell: str) -> float:
+    """Half a unit of the last digit ncu printed (`6.22` -> 0.005, `4,099` -> 0.5)."""
+    digits = cell.replace(",", "")
+    return 0.5 * 10 ** -(len(digits.partition(".")[2]))
+
+
+@pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
+def test_raw_page_metrics_get_the_details_page_names(ncu_dir: Path, name: str) -> None:
+    """The raw page names metrics by id; tuiperf shows them under ncu's section and label
+    (ncu_labels.json), with the values the details page prints, at the raw page's precision."""
+    import csv as _csv
+
+    km = km_of(page(ncu_dir, name, "raw"))
+    ours = {}
+    for kid in km.kernel_ids():
+        for s in km.sections(kid):
+            for m in s.metrics:
+                ours[(kid, s.name, m.title)] = (m.value, m.text)
+    ref = [
+        r for r in _csv.DictReader(page(ncu_dir, name, "details_base").open()) if r["Metric Name"]
+    ]
+    found = agree = 0
+    for r in ref:
+        hit = ours.get((int(r["ID"]), r["Section Name"], r["Metric Name"]))
+        if hit is None:
+            continue
+        found += 1
+        got, text = hit
+        try:
+            want = float(r["Metric Value"].replace(",", ""))
+        except ValueError:
+            agree += text == r["Metric Value"]
+            continue
+        agree += (
+            got is not None and abs(got - want) <= _printed_tolerance(r["Metric Value"]) * 1.0001
+        )
+    assert found >= 0.95 * len(ref), (found, len(ref))
+    assert agree >= 0.95 * found, (agree, found)  # the raw page rounds a few rates

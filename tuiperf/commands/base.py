@@ -58,3 +58,35 @@ def end_progress(args: argparse.Namespace) -> None:
     if progress_printer(args) is not None:
         sys.stderr.write("\r\x1b[2K")
         sys.stderr.flush()
+
+
+def add_second_report(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "second_path",
+        metavar="OTHER_REPORT",
+        nargs="?",
+        type=Path,
+        help=f"optional: {what}; the two are linked (kernels matched by name, launch "
+        "configuration and NVTX context)",
+    )
+
+
+def timeline_and_ncu(*paths: Path | None) -> tuple[Path | None, Path | None]:
+    """(the timeline report, the Nsight Compute report) among `paths`, in either order."""
+    from tuiperf.errors import UsageError
+    from tuiperf.load import detect as det
+
+    timeline: Path | None = None
+    ncu: Path | None = None
+    for p in paths:
+        if p is None:
+            continue
+        if det.detect(p) in (det.NCU_REP, det.NCU_CSV):
+            if ncu is not None:
+                raise UsageError(f"{p}: two Nsight Compute reports; give one, with a timeline")
+            ncu = p
+        else:
+            if timeline is not None:
+                raise UsageError(f"{p}: two timeline reports; the second must be an ncu report")
+            timeline = p
+    return timeline, ncu

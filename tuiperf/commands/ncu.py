@@ -9,8 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
-from tuiperf.errors import UsageError
+from tuiperf.commands.base import (
+    Command,
+    add_cache_args,
+    add_second_report,
+    end_progress,
+    open_options,
+    timeline_and_ncu,
+)
+from tuiperf.errors import BadReportError, UsageError
 
 #: the columns of `--format csv`: ncu's details page spelling, then the metric's own name
 CSV_HEADER = [
@@ -42,6 +49,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
         type=Path,
         help="an .ncu-rep, or an `ncu --csv --page details|raw` export",
     )
+    add_second_report(p, "a timeline report (nsys, torch.profiler) the kernels ran in")
     p.add_argument(
         "-k",
         "--kernel",
@@ -86,7 +94,11 @@ def run(args: argparse.Namespace) -> int:
     from tuiperf.export import open_output
     from tuiperf.load.ncu_open import open_ncu
 
-    km = open_ncu(args.report_path, open_options(args))
+    timeline, ncu = timeline_and_ncu(args.report_path, args.second_path)
+    if ncu is None:
+        raise BadReportError(f"{args.report_path}: not an Nsight Compute report")
+    km = open_ncu(ncu, open_options(args))
+    facts = _link(timeline, km, args)
     end_progress(args)
     ids = select_kernels(km, args.kernel, args.ids)
     sections = _section_filter(km, args.section)
@@ -97,10 +109,20 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "csv":
             write_csv(out, km, views)
         elif args.format == "json":
-            write_json(out, km, views)
+            write_json(out, km, views, facts)
         else:
-            print_tables(out, km, views, args.width)
+            print_tables(out, km, views, args.width, facts)
     return 0
+
+
+def _link(timeline: Path | None, km: Any, args: argparse.Namespace) -> Any:
+    """The LinkFacts of `km` in the timeline report, when one was given."""
+    if timeline is None:
+        return None
+    from tuiperf.load.open import open_trace
+    from tuiperf.model.link_facts import link_facts
+
+    return link_facts(open_trace(timeline, open_options(args)), km)
 
 
 # --- selection -----------------------------------------------------------------------------
@@ -282,18 +304,19 @@ def kernel_json(km: Any, kid: int, secs: list[Any]) -> dict[str, Any]:
     return row
 
 
-def write_json(out: TextIO, km: Any, views: list[tuple[int, list[Any]]]) -> None:
+def write_json(out: TextIO, km: Any, views: list[tuple[int, list[Any]]], facts: Any = None) -> None:
     from tuiperf.export import write_json as write
 
     meta = km.meta
-    write(
-        out,
-        {
-            "source": meta.get("source"),
-            "format": meta.get("format"),
-            "kernels": [kernel_json(km, kid, secs) for kid, secs in views],
-        },
-    )
+    kernels = [kernel_json(km, kid, secs) for kid, secs in views]
+    doc: dict[str, Any] = {"source": meta.get("source"), "format": meta.get("format")}
+    if facts is not None:
+        for k in kernels:
+            link = facts.kernels.get(k["id"])
+            k["nsys"] = link.as_json() if link is not None else None
+        doc["link"] = {key: v for key, v in facts.as_json().items() if key != "kernels"}
+    doc["kernels"] = kernels
+    write(out, doc)
 
 
 # --- table ---------------------------------------------------------------------------------
@@ -324,6 +347,16 @@ def _kernel_header(k: Any) -> list[Any]:
     if k.nvtx:
         lines.append(Text("NVTX " + " > ".join(fmt.clean(n, 60) for n in k.nvtx)))
     return lines
+
+
+def _launch_line(facts: Any, kid: int) -> Any:
+    from rich.text import Text
+
+    link = facts.kernels.get(kid)
+    if link is None:
+        return Text("nsys: unmatched (no launch of this kernel in the timeline)", style="yellow")
+    at = "?" if link.profiled_start_ns is None else f"{link.profiled_start_ns / 1e6:,.3f} ms"
+    return Text(f"nsys: {link.launches:,} launches; the profiled one at {at} ({link.match})")
 
 
 def _metrics_table(s: Any) -> Any:
@@ -373,18 +406,27 @@ def _rules_grid(s: Any) -> Any:
 
 
 def print_tables(
-    out: TextIO, km: Any, views: list[tuple[int, list[Any]]], width: int | None = None
+    out: TextIO,
+    km: Any,
+    views: list[tuple[int, list[Any]]],
+    width: int | None = None,
+    facts: Any = None,
 ) -> None:
     from rich.text import Text
 
-    from tuiperf.report import make_console
+    from tuiperf.report import make_console, print_link
 
     console = make_console(out, width)
+    if facts is not None:
+        print_link(console, facts, km)
+        console.print(Text(""))
     for i, (kid, secs) in enumerate(views):
         if i:
             console.print(Text(""))
         for line in _kernel_header(km.kernel(kid)):
             console.print(line)
+        if facts is not None:
+            console.print(_launch_line(facts, kid))
         if not secs:
             console.print(Text("  (nothing selected for this kernel)", style="dim"))
         for s in secs:

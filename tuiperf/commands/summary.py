@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.commands.base import (
+    Command,
+    add_cache_args,
+    add_second_report,
+    end_progress,
+    open_options,
+    timeline_and_ncu,
+)
 from tuiperf.errors import UsageError
 
 _NAMES = (
@@ -17,6 +24,9 @@ _NAMES = (
 
 def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument("report_path", metavar="REPORT", type=Path, help="the report to read")
+    add_second_report(
+        p, "an Nsight Compute report: cuda_gpu_kern_sum (table, json) gains its ncu IDs"
+    )
     p.add_argument(
         "-r",
         "--report",
@@ -48,9 +58,18 @@ def run(args: argparse.Namespace) -> int:
     name = resolve(args.report)
     if name is None:
         raise UsageError(f"unknown report {args.report!r}; choose one of: {_NAMES}")
-    trace = open_trace(args.report_path, open_options(args))
-    end_progress(args)
+    if args.top < 0:
+        raise UsageError(f"--top {args.top}: give a number of rows, or 0 for all")
+    if args.width is not None and args.width < 40:
+        raise UsageError(f"--width {args.width}: tables need at least 40 columns")
+    path, ncu = timeline_and_ncu(args.report_path, args.second_path)
+    if path is None:
+        raise UsageError(f"{args.report_path}: an Nsight Compute report; use `tuiperf ncu`")
+    trace = open_trace(path, open_options(args))
     table = compute_cached(trace, name)
+    if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'
+        table = _with_ncu_ids(table, trace, ncu, args)
+    end_progress(args)
     from tuiperf.export import open_output, write_csv, write_json
 
     with open_output(args.output) as out:
@@ -76,6 +95,27 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _with_ncu_ids(table, trace, ncu: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """cuda_gpu_kern_sum with a column of the ncu IDs that describe each kernel name."""
+    from dataclasses import replace
+
+    import pyarrow as pa
+
+    from tuiperf.load.ncu_open import open_ncu
+    from tuiperf.model.ncu_link import build_link
+    from tuiperf.model.stats import Column
+
+    if table.report != "cuda_gpu_kern_sum" or "name" not in table.data.column_names:
+        print(f"note: ncu IDs are added to cuda_gpu_kern_sum only, not {table.report}",
+              file=sys.stderr)  # fmt: skip
+        return table
+    link = build_link(trace, open_ncu(ncu, open_options(args)))
+    ids = [", ".join(map(str, link.by_name.get(n, ()))) for n in table.data["name"].to_pylist()]
+    data = table.data.append_column("ncu_ids", pa.array(ids, pa.string()))
+    columns = [*table.columns[:-1], Column("ncu IDs", "ncu_ids", "str"), table.columns[-1]]
+    return replace(table, columns=columns, data=data)
 
 
 def _title(trace: object, name: str) -> str:

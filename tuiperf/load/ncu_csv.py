@@ -424,8 +424,20 @@ def _details_rule(
     }
 
 
+def detail_labels() -> tuple[dict[str, list[tuple[str, str]]], dict[str, dict[str, Any]]]:
+    """metric id -> the (section id, label) places of ncu's details page, and the sections (name,
+    order); from ncu_labels.json (written by scripts/ncu_labels.py from real reports)."""
+    import json
+    from importlib import resources
+
+    raw = json.loads(resources.files("tuiperf.load").joinpath("ncu_labels.json").read_text())
+    labels = {m: [(sid, label) for sid, label in places] for m, places in raw["metrics"].items()}
+    return labels, raw["sections"]
+
+
 def _read_raw(path: Path, header: list[str], rows: Iterator[list[str]], b: _Builder) -> None:
     idx = _index(path, header, ("ID", "Kernel Name"))
+    labels, sections = detail_labels()
     units = next(rows, None)
     if units is None or _cell(units, idx, "ID").strip():
         raise BadReportError(f"{path}: not an ncu raw-page CSV (no units row under the header)")
@@ -445,9 +457,18 @@ def _read_raw(path: Path, header: list[str], rows: Iterator[list[str]], b: _Buil
             if not cell.strip():
                 continue  # not collected for this kernel
             value, text, unit = parse_value(cell, units[i] if i < len(units) else "")
-            b.metrics[kid].append(
-                {"kernel_id": kid, "metric": header[i], "unit": unit, "value": value, "text": text}
-            )
+            metric = {"kernel_id": kid, "metric": header[i], "unit": unit, "value": value,
+                      "text": text}  # fmt: skip
+            places = labels.get(header[i])
+            if not places:
+                b.metrics[kid].append(metric)
+            for sid, label in places or ():  # shown on ncu's details page: section and label
+                b.section(kid, sid, sections[sid]["name"])
+                b.metrics[kid].append(metric | {"section_id": sid, "label": label, "part": "header",
+                                                "section_name": sections[sid]["name"]})  # fmt: skip
+    for kid in b.sections:  # sections in ncu's order
+        order = sorted(b.sections[kid].items(), key=lambda kv: sections[kv[0]]["order"])
+        b.sections[kid] = dict(order)
 
 
 def _whole(path: Path, row: list[str], need: int, n: int) -> None:

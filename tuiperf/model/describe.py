@@ -42,7 +42,7 @@ def describe_trace(trace: Trace) -> dict[str, Any]:
         "tool": m.tool,
         "tool_version": m.tool_version,
         "export_schema": m.export_schema,
-        "devices": trace.table("devices").to_pylist(),
+        "devices": _devices(trace),
         "processes": [{"pid": p, "name": procs.get(p, "")} for p in sorted(pids)],
         "threads": threads,
         "time_range_ns": list(rng) if rng else None,
@@ -53,3 +53,16 @@ def describe_trace(trace: Trace) -> dict[str, Any]:
         "cache": m.cache_path,
         "from_cache": m.from_cache,
     }
+
+
+def _devices(trace: Trace) -> list[dict[str, object]]:
+    """The devices table; where a capture did not describe its GPUs (no TARGET_INFO_GPU),
+    the device ids the GPU work ran on, with nothing else known."""
+    known = trace.table("devices").to_pylist()
+    seen = {d.get("device") for d in known}
+    ids: set[int] = set()
+    for name in ("kernels", "memcpy", "memset"):
+        if trace.has(name) and trace.table(name).num_rows:
+            col = trace.table(name, ["device"])["device"]
+            ids |= {int(v) for v in pc.unique(col).to_pylist() if v is not None}
+    return known + [{"device": d, "name": None} for d in sorted(ids - seen)]

@@ -442,8 +442,9 @@ class KernelMetrics:
 
         `details="header"` gives the metrics ncu's details page prints by default,
         `"all"` adds the body metrics. Sections with neither metrics nor rules are left out.
-        A kernel read from ncu's raw CSV page has no sections: its metrics come back as one
-        section with id `RAW_SECTION` named "Metrics".
+        Metrics of no section (most of a raw CSV page's: those its details page does not
+        show) come back as one section with id `RAW_SECTION` named "Metrics", with
+        `details="all"` or when the kernel has no section at all.
         """
         metrics: dict[str, list[Metric]] = {}
         for m in self.metrics_of(kernel_id, details):
@@ -459,8 +460,8 @@ class KernelMetrics:
             if ms or rs:
                 out.append(Section(sid, s["section_name"], s["order"], s["parent_id"], ms, rs))
         lo, hi = self._cut["sections"].get(kernel_id, (0, 0))
-        if lo == hi:
-            loose = tuple(self.metrics_of(kernel_id))  # a raw-page CSV: no sections at all
+        if lo == hi or details == "all":  # the metrics of no section (a raw-page CSV's)
+            loose = tuple(m for m in self.metrics_of(kernel_id) if m.section_id is None)
             if loose:
                 out.append(Section(RAW_SECTION, "Metrics", None, None, loose, ()))
         return out
