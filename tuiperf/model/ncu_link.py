@@ -48,6 +48,16 @@ LEVEL_TEXT = {
     NVTX: "same launch configuration and NVTX ranges",
     ORDER: "same NVTX range instance and launch order",
 }
+#: the same, in a few words (narrow tables)
+LEVEL_SHORT = {
+    NONE: "none",
+    NAME: "name",
+    MANGLED: "mangled name",
+    LAUNCH: "name + grid/block",
+    NVTX_LOOSE: "+ NVTX (loose)",
+    NVTX: "+ NVTX ranges",
+    ORDER: "+ NVTX + order",
+}
 _DIMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 _NUMBER = re.compile(r"\d+")
 
