@@ -5,6 +5,11 @@ The headless paths never import Textual (a test checks it).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tuiperf.commands.base import Command
+
 import argparse
 import importlib
 import sys
@@ -27,8 +32,8 @@ examples:
 """
 
 
-def _commands() -> dict[str, object]:
-    found = {}
+def _commands() -> dict[str, Command]:
+    found: dict[str, Command] = {}
     for mod in COMMAND_MODULES:
         try:
             m = importlib.import_module(f"tuiperf.commands.{mod}")
@@ -53,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(
             cmd.name,
             help=cmd.help,
-            description=cmd.description,  # type: ignore[attr-defined]
+            description=cmd.description,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)

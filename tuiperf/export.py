@@ -35,12 +35,29 @@ def open_output(path: Path | None, overwrite: bool = True) -> Iterator[TextIO]:
         raise TuiperfError(f"{path}: cannot write ({e.strerror or e})") from e
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            # mkstemp made the file 0600; an export gets the mode any new file would get
+            os.fchmod(f.fileno(), 0o666 & ~current_umask())
             yield f
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (os.umask sets it, which races with
+    other threads creating files); os.umask only where /proc is not there."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_csv(out: TextIO, header: list[str], rows: Iterable[list[Any]]) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from rich import box
 from rich.console import Console
@@ -81,7 +81,7 @@ def stats_table(
         if c.key == last:
             t.add_column(_label(c.header), overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
         else:
-            just = "left" if c.fmt == "str" else "right"
+            just: Literal["left", "right"] = "left" if c.fmt == "str" else "right"
             t.add_column(_label(c.header), justify=just, no_wrap=True, width=widths[c.key])
     for row in head:
         t.add_row(*[cell(row[c.key], c.fmt, c.header) for c in columns])
@@ -116,11 +116,11 @@ def print_info(console: Console, info: dict[str, object]) -> None:
             parts.append(fmt.size(d["total_memory"]))
         line("device", " · ".join(parts))
     for p in info["processes"]:  # type: ignore[attr-defined]
-        n = sum(1 for t in info["threads"] if t["pid"] == p["pid"])  # type: ignore[attr-defined]
+        n = sum(t["pid"] == p["pid"] for t in info["threads"])  # type: ignore[attr-defined]
         line("process", f"{p['pid']} {p['name']} · {n} named threads")
     rng = info.get("time_range_ns")
     if rng:
-        lo, hi = rng  # type: ignore[misc]
+        lo, hi = int(rng[0]), int(rng[1])  # type: ignore[index]
         line("time range", f"{fmt.timestamp(lo)} – {fmt.timestamp(hi)} ({fmt.duration(hi - lo)})")
     if info.get("capture"):
         label = "sections" if info.get("tool") == "Nsight Compute" else "traced"

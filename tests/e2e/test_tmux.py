@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED
+
 TMUX = shutil.which("tmux")
 SCRIPT = Path(sys.executable).parent / "tuiperf"
 
@@ -70,9 +72,11 @@ class Terminal:
 def terminal(tmp_path: Path) -> Iterator[callable]:
     names: list[str] = []
 
-    def start(*args: str, width: int = 120, height: int = 36) -> Terminal:
+    def start(
+        *args: str, width: int = 120, height: int = 36, env: dict[str, str] | None = None
+    ) -> Terminal:
         name = f"tuiperf-e2e-{uuid.uuid4().hex[:8]}"
-        env = {"TUIPERF_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8"}
+        env = {"TUIPERF_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8", **(env or {})}
         rc_file = tmp_path / f"{name}.rc"
         program = " ".join([*(f"{k}={v}" for k, v in env.items()), str(SCRIPT), *args])
         cmd = f"sh -c 'env {program}; echo $? > {rc_file}'"
@@ -111,4 +115,36 @@ def test_ascii_mode_at_80x24(terminal):
     body = screen.splitlines()[1:-1]
     assert all(line.isascii() for line in body), screen
     term.keys("C-q")
+    assert term.exit_status() == "0"
+
+
+CNN = SHARED / "nsys" / "cnn_osrt.sqlite"
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
+@pytest.mark.skipif(not CNN.exists(), reason="the shared fixtures are not there")
+def test_no_color_opens_and_quits_cleanly(terminal):
+    # NO_COLOR's Monochrome filter crashed on a blank strip without a style, and the crash
+    # still ended with status 0
+    for _ in range(3):  # the crash came in most launches, not all
+        term = terminal(str(CNN), env={"NO_COLOR": "1"})
+        term.wait_for("stream 7 kernels", "Events · Kernels (")
+        term.keys("q")
+        assert term.exit_status() == "0", term.screen()
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
+def test_ascii_mode_scrollbars_and_maximised_timeline(terminal):
+    term = terminal("--ascii", width=80, height=24)
+    term.wait_for("14-186 ms", "Events | Kernels (2,560)", "0.015137")
+    term.keys("2")
+    term.wait_for("Show on timeline")  # the table has the focus
+    term.keys(*["C-d"] * 60)  # rows 180ff: the scrollbar thumb has partial ends
+    term.wait_for("0.015137", gone=True)  # the first row scrolled away
+    screen = term.wait_for("Events | Kernels", "0.023")
+    assert all(line.isascii() for line in screen.splitlines()), screen
+    term.keys("1", "m")  # the status line is hidden: the window and scale stay on screen
+    term.wait_for("Events | Kernels", "? help", gone=True)
+    screen = term.wait_for("14-186 ms", "/col")
+    term.keys("q")
     assert term.exit_status() == "0"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from textual.app import App, ComposeResult
+from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import SHARED
@@ -301,7 +302,11 @@ async def test_export_writes_the_visible_rows_and_asks_before_overwriting(
         assert out.exists()
         rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
         want = Events(trace).run(Query(text="elementwise", sort="duration", descending=True))
-        assert rows[0] == C.export_names(C.columns("kernels"))
+        # exactly the columns on screen (100 columns: no End, CorrID, PID, SMem, ...)
+        shown = [C.find("kernels", c.key) for c in table(app).body.columns()]
+        header = C.export_names([s for s in shown if s is not None])
+        assert rows[0] == header and "end_ns" not in header and "correlation_id" not in header
+        assert header[0] == "start_ns" and "duration_ns" in header and header[-1] == "name"
         assert [int(r[0]) for r in rows[1:]] == want.to_arrow(C.columns("kernels"))[
             "start_ns"].to_pylist()  # fmt: skip
         assert any("Exported" in n.message and str(out) in n.message for n in app._notifications)
@@ -361,6 +366,8 @@ async def test_palette_offers_export(
         await settle(pilot)
         await pilot.press("ctrl+p")
         await pilot.pause()
+        # the palette opened (otherwise the `e` below would export straight from the table)
+        assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"export: CSV")
         await pilot.pause(0.5)
         await pilot.press("enter")

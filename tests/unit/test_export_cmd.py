@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 from pathlib import Path
 
 import pyarrow as pa
@@ -189,3 +191,28 @@ def test_write_table_to_a_text_stream_without_buffer() -> None:
     assert export_cmd.write_table(buf, t) == 2
     assert list(csv.reader(io.StringIO(buf.getvalue()))) == [["name", "bytes"], ["a,b", "1"],
                                                               ['q"x', ""]]  # fmt: skip
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_the_file_mode_follows_the_umask(umask: int, fmt: str, tmp_path: Path) -> None:
+    """mkstemp makes 0600 files: the export must get 0666 & ~umask, as `>` would."""
+    out = tmp_path / f"k.{fmt}"
+    old = os.umask(umask)
+    try:
+        assert _run("--limit", "3", "--format", fmt, "-o", str(out)) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+        assert export_file_mode(tmp_path, umask) == 0o666 & ~umask
+    finally:
+        os.umask(old)
+
+
+def export_file_mode(folder: Path, umask: int) -> int:
+    """The mode `open_output` gives a new file (and the umask read back unchanged)."""
+    from tuiperf.export import current_umask, open_output
+
+    path = folder / "plain.txt"
+    with open_output(path) as f:
+        f.write("x\n")
+    assert current_umask() == umask
+    return stat.S_IMODE(path.stat().st_mode)

@@ -20,9 +20,7 @@ from tuiperf.errors import BadReportError
 from tuiperf.load.kineto import load_kineto
 from tuiperf.load.ncu_csv import load_ncu_csv
 
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HEADER = ["ID", "Kernel Name", "Block Size", "Grid Size", "Section Name", "Metric Name",
           "Metric Unit", "Metric Value"]  # fmt: skip
 

@@ -47,9 +47,24 @@ def run_open(argv: list[str]) -> int:
         if e.name and e.name.startswith("tuiperf.tui"):
             return _summary_fallback(path, args)
         raise
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("the viewer needs a terminal; use 'tuiperf summary' or '--csv'")
+    if not has_terminal():
+        raise UsageError(no_terminal_hint(args.report_path))
     return run_app(path, args, open_options(args))
+
+
+def has_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def no_terminal_hint(report: Path | None) -> str:
+    """Name the batch commands that work without a terminal, with the user's report."""
+    import shlex
+
+    what = shlex.quote(str(report)) if report is not None else "REPORT"
+    return (
+        f"the viewer needs a terminal; use 'tuiperf summary {what}' "
+        f"or 'tuiperf export {what} -o FILE'"
+    )
 
 
 def split_reports(first: Path, second: Path | None) -> tuple[Path, Path | None]:

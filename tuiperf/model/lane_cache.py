@@ -116,7 +116,7 @@ def _col(t: pa.Table, name: str) -> np.ndarray:
     return col.chunk(0).to_numpy() if col.num_chunks == 1 else col.to_numpy()
 
 
-def _table(names: tuple[str, ...], parts: list[tuple[np.ndarray, ...]]) -> pa.Table:
+def _table(names: tuple[str, ...], parts: list[tuple[Any, ...]]) -> pa.Table:
     cols = []
     for i in range(len(names)):
         arrays = [np.asarray(p[i], dtype=np.int64) for p in parts]

@@ -529,8 +529,14 @@ def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
         group = Group(f"proc:{pid}", f"{pname} ({pid})" if pid is not None else pname)
         # the main thread (tid == pid) first, then by thread id
         main_first = _main_first(pid)
+        named = {tid: tnames.get((pid, tid)) or f"thread {tid}" for tid in threads[pid]}
+        repeats: dict[str, int] = {}
+        for n in named.values():
+            repeats[n] = repeats.get(n, 0) + 1
         for tid in sorted(threads[pid], key=main_first):
-            tname = tnames.get((pid, tid)) or f"thread {tid}"
+            tname = named[tid]
+            if repeats[tname] > 1:  # threads of one name (17 `python3`): tell them apart
+                tname = f"{tname} [{tid}]"
             place: dict = {"pid": pid, "tid": tid}
             for table, kind, what in (
                 ("api", "api", "CUDA API"),

@@ -31,7 +31,23 @@ class Key:
 
     @property
     def key_text(self) -> str:
-        return self.display or " ".join(_pretty(k) for k in self.keys.split(","))
+        return self.display or self.own_key_text
+
+    @property
+    def own_key_text(self) -> str:
+        return " ".join(_pretty(k) for k in self.keys.split(","))
+
+    @property
+    def help_key_text(self) -> str:
+        """The keys as the ? overlay lists them: the footer's display, unless it groups this
+        key with another entry's (`. ,` on "Next event"), then only this entry's own keys."""
+        if self.display is None:
+            return self.own_key_text
+        own = {_pretty(k) for k in self.keys.split(",")}
+        own |= {f"^{k[5:]}" for k in self.keys.split(",") if k.startswith("ctrl+")}
+        if all(token in own for token in self.display.split()):
+            return self.display
+        return self.own_key_text
 
 
 _NAMES = {
@@ -55,6 +71,9 @@ _NAMES = {
     "enter": "⏎",
     "colon": ":",
     "space": "space",
+    "f1": "F1",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
 }
 
 
@@ -263,7 +282,18 @@ REGISTRY: tuple[Key, ...] = (
         show=True,
         display="? F1",
     ),
-    Key("app.palette", "colon", "command_palette", "Commands", A, "app", None, display="^p :"),
+    # both keys explicitly: a registry binding for command_palette makes Textual drop its own
+    # ctrl+p binding (App.__init__), so ctrl+p must be listed here too
+    Key(
+        "app.palette",
+        "ctrl+p,colon",
+        "command_palette",
+        "Commands",
+        A,
+        "app",
+        None,
+        display="^p :",
+    ),
     Key(
         "app.focus_timeline", "1", "focus_pane('timeline')", "Timeline pane", A, "view", "timeline"
     ),

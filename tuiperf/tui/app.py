@@ -13,8 +13,9 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Footer, Static
-from textual.worker import get_current_worker
+from textual.worker import WorkerFailed, get_current_worker
 
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
@@ -50,6 +51,13 @@ PHASES = ("open report", "read tables", "index lanes", "draw")
 PROGRESS_INTERVAL = 0.25
 
 
+class AsciiScrollBarRender(ScrollBarRender):
+    """--ascii: scrollbars of plain (reversed) spaces, no eighth-block glyphs."""
+
+    VERTICAL_BARS: ClassVar[list[str]] = [" "] * 8
+    HORIZONTAL_BARS: ClassVar[list[str]] = [" "] * 8
+
+
 class LoadCancelled(Exception):
     """Raised inside the loader when the user pressed Esc."""
 
@@ -62,7 +70,9 @@ class TuiperfApp(App[int]):
         Binding("escape", "escape", "Cancel / close", show=False, id="app.escape"),
     ]
     COMMANDS = App.COMMANDS | {TuiperfCommands, EventsCommands}
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    #: < 100 columns the side panel covers the timeline when open; below 120 it stays
+    #: collapsed until something is selected (or `i` opens it); from 120 it is always there
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (120, "-wide")]
 
     def __init__(
         self,
@@ -73,9 +83,12 @@ class TuiperfApp(App[int]):
         trace: Trace | None = None,
         name: str | None = None,
         ncu_path: Path | None = None,
+        show_traceback: bool = False,
     ) -> None:
         super().__init__()
         self.path = path
+        #: --debug: print Textual's traceback of an unhandled exception on exit
+        self.show_traceback = show_traceback
         self.opts = opts or OpenOptions()
         self.ascii_only = ascii_only
         self.glyphs = glyphs_for(ascii_only)
@@ -90,6 +103,8 @@ class TuiperfApp(App[int]):
         self.ncu_path = ncu_path
         self.ncu: Any = None
         self.ncu_link: Any = None
+        #: the side panel was opened by a selection (below 120 columns), not by the user
+        self._side_auto = False
 
     def compose(self) -> ComposeResult:
         yield ReportHeader(id="header")
@@ -107,9 +122,15 @@ class TuiperfApp(App[int]):
     def on_mount(self) -> None:
         if self.ascii_only:
             self.screen.add_class("-ascii")
+            # scrollbars draw block glyphs (▁▅▇) of their own: ASCII ones while this app runs
+            ScrollBar.renderer = AsciiScrollBarRender
         self.query_one(ReportHeader).show_loading(self.report_name, PHASES[0])
         self.query_one("#loading").focus()
         self.load()
+
+    def on_unmount(self) -> None:
+        if ScrollBar.renderer is AsciiScrollBarRender:
+            ScrollBar.renderer = ScrollBarRender
 
     def get_key_display(self, binding: Binding) -> str:
         text = super().get_key_display(binding)
@@ -117,7 +138,8 @@ class TuiperfApp(App[int]):
 
     # --- loading ----------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, name="load", exit_on_error=False)
+    # an unexpected exception while loading is a crash (exit 1), not a silent hang
+    @work(thread=True, exclusive=True, name="load", exit_on_error=True)
     def load(self) -> None:
         worker = get_current_worker()
         last: list = [0.0, ""]
@@ -164,7 +186,19 @@ class TuiperfApp(App[int]):
         except TuiperfError as e:
             self.call_from_thread(self._failed, e)
             return
-        self.call_from_thread(self._loaded, trace, lanes, index)
+        except Exception:
+            if self._quit_while_loading(worker):
+                return
+            raise  # a crash: the app ends with status 1
+        try:
+            self.call_from_thread(self._loaded, trace, lanes, index)
+        except Exception:
+            if not self._quit_while_loading(worker):
+                raise
+
+    def _quit_while_loading(self, worker: Any) -> bool:
+        """The user quit while the report loaded: whatever failed since is no crash."""
+        return bool(worker.is_cancelled or self._exit)
 
     def on_load_progress(self, msg: LoadProgress) -> None:
         if self.loading and self.query(LoadingPanel):
@@ -208,6 +242,21 @@ class TuiperfApp(App[int]):
         self.error = error
         self.exit(return_code=getattr(error, "exit_code", 1))
 
+    @property
+    def crash(self) -> BaseException | None:
+        """The unhandled exception that ended the app (unwrapped from a worker), or None."""
+        error: BaseException | None = self._exception
+        if isinstance(error, WorkerFailed):
+            error = error.error
+        return error
+
+    def _print_error_renderables(self) -> None:
+        # an unhandled exception ends as one line from the CLI (`tuiperf: error: internal
+        # error (...)`); Textual's traceback panel only with --debug
+        if self._exception is not None and not self.show_traceback:
+            self._exit_renderables.clear()
+        super()._print_error_renderables()
+
     # --- app actions ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -233,19 +282,26 @@ class TuiperfApp(App[int]):
         self.push_screen(HelpScreen(scope, self.ascii_only))
 
     def action_focus_pane(self, pane: str) -> None:
+        # set at once (Widget.focus waits a turn): `1` `m` arriving in one read must
+        # maximise the timeline, not the pane focused before
         target = self.query_one(f"#{pane}")
         if target.can_focus:
-            target.focus()
+            self.screen.set_focus(target)
             return
         inner = [w for w in target.query("*") if w.can_focus]
         if inner:
-            inner[0].focus()
+            self.screen.set_focus(inner[0])
         else:
             self.notify(f"The {pane} pane has nothing to focus yet.", timeout=2)
 
+    @property
+    def side_collapses(self) -> bool:
+        """Below 120 columns the side panel is shown only while `-open`."""
+        return self.screen.has_class("-narrow") or self.screen.has_class("-medium")
+
     def action_toggle_side(self) -> None:
         side = self.query_one(SidePanel)
-        if self.screen.has_class("-narrow"):
+        if self.side_collapses:
             self._open_side(not side.has_class("-open"))
         else:
             side.toggle_class("-hidden")
@@ -253,7 +309,7 @@ class TuiperfApp(App[int]):
     def action_toggle_advice(self) -> None:
         """Show or hide the fixes panel (opening the side panel when it is closed)."""
         advice, side = self.query_one(AdvicePanel), self.query_one(SidePanel)
-        narrow = self.screen.has_class("-narrow")
+        narrow = self.side_collapses
         side_shown = side.has_class("-open") if narrow else not side.has_class("-hidden")
         if advice.is_open and side_shown:
             advice.set_open(False)
@@ -269,9 +325,15 @@ class TuiperfApp(App[int]):
             side.remove_class("-hidden")
         advice.focus_list()
 
-    def _open_side(self, show: bool) -> None:
-        """Narrow terminals: the details panel takes the place of the timeline."""
-        self.query_one(SidePanel).set_class(show, "-open")
+    def _open_side(self, show: bool, auto: bool = False) -> None:
+        """Below 120 columns: show the collapsed details panel (beside the timeline; below
+        100 columns in its place). `auto`: opened by a selection, closed again when the
+        selection is cleared (unless the user had opened it)."""
+        side = self.query_one(SidePanel)
+        if show and auto and side.has_class("-open"):
+            return
+        self._side_auto = show and auto
+        side.set_class(show, "-open")
         self.query_one("#main").set_class(show, "-side-open")
 
     def action_toggle_maximize(self) -> None:
@@ -317,6 +379,8 @@ class TuiperfApp(App[int]):
                 timeline.set_viewport(timeline.vp.fit_range(sel.start, sel.end, 2.0), push=True)
         if msg.details and self.screen.has_class("-narrow"):
             self._open_side(True)
+        elif self.screen.has_class("-medium"):  # there is room beside the timeline
+            self._open_side(True, auto=True)
         for widget in self.query(".follows-selection"):
             if widget.id != msg.source and hasattr(widget, "follow_selection"):
                 widget.follow_selection(msg.table, msg.row)
@@ -324,6 +388,8 @@ class TuiperfApp(App[int]):
     def on_selection_cleared(self, msg: SelectionCleared) -> None:
         for side in self.query(SidePanel):
             side.clear()
+            if self._side_auto and self.screen.has_class("-medium"):
+                self._open_side(False)
         for advice in self.query(AdvicePanel):
             advice.show_report()
 
@@ -375,10 +441,20 @@ def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
         ascii_only=wants_ascii(getattr(args, "ascii", False)),
         name=report_name(Path(path), sample),
         ncu_path=ncu,
+        show_traceback=bool(getattr(args, "debug", False)),
     )
     rc = app.run(mouse=not getattr(args, "no_mouse", False))
+    return app_exit_code(app, rc)
+
+
+def app_exit_code(app: TuiperfApp, rc: int | None) -> int:
+    """The exit status of a finished app; a crash inside it is raised again, so that the
+    CLI prints one line and exits 1 (never 0)."""
     if app.error is not None:
         raise app.error
+    crash = app.crash
+    if crash is not None:
+        raise crash
     if app.cancelled:
         return 130
-    return int(rc or 0)
+    return int(rc or app.return_code or 0)

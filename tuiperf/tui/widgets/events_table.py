@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical
+from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -247,8 +248,8 @@ class TableBody(ScrollView, can_focus=True):
     # -- rendering -----------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         width = self._width()
-        if self.rows is None:
-            return Strip.blank(width)
+        if self.rows is None:  # a blank strip needs a real style (NO_COLOR's filter reads it)
+            return Strip.blank(width, self.rich_style)
         shown = self.columns()
         if y == 0:
             return self._header(shown, width)
@@ -542,21 +543,27 @@ class EventsTable(Vertical):
     def _compute(self, gen: int, q: Query, summary_sort: tuple[str, bool] | None,
                  keep: int | str | None) -> None:  # fmt: skip
         worker = get_current_worker()
-        table = self.model.table(q.kind)
 
         def say(phase: str) -> None:
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._set_busy, phase)
 
         try:
+            table = self.model.table(q.kind)
             view = table.run(q, progress=say)
             summary = None
             if summary_sort is not None:
                 say("summarizing")
                 summary = table.summary(view).sorted(*summary_sort)
-        except QueryError as e:
+        except QueryError as e:  # the user's filter (a bad regex): said in the title line
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._failed, gen, str(e))
+            return
+        except Exception as e:  # a failure of the query itself: said, and the spinner stops
+            if not worker.is_cancelled:
+                what = (str(e).strip().splitlines() or [""])[0]
+                message = f"query failed: {type(e).__name__}: {what}".rstrip(": ")
+                self.app.call_from_thread(self._failed, gen, message, True)
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._apply, _Computed(gen, view, summary, keep))
@@ -600,11 +607,15 @@ class EventsTable(Vertical):
         rows.ncu_mask = None if link is None else link.mask
         return rows
 
-    def _failed(self, gen: int, message: str) -> None:
+    def _failed(self, gen: int, message: str, toast: bool = False) -> None:
         if gen != self._gen:
             return
         self._set_busy(None)
-        self.border_subtitle = clean(message, 80)
+        text = clean(message, 80)
+        self.border_subtitle = Content(asciify(text) if self.ascii_only else text)  # not markup
+        if toast:
+            self.notify(clean(message, 300), title="Events table", severity="error",
+                        markup=False)  # fmt: skip
 
     def _set_busy(self, phase: str | None) -> None:
         """Show the phase in the subtitle; the progress bar only if it lasts."""
@@ -887,11 +898,25 @@ class EventsTable(Vertical):
         self._write(path, False)
 
     def export_table(self):  # type: ignore[no-untyped-def]
-        """What `e` writes: the shown rows and columns, raw values."""
+        """What `e` writes: the shown rows and exactly the shown columns, in their order on
+        screen, with raw values (`duration_ns`, `bytes`)."""
+        shown = [c.key for c in self.body.columns()]
         if self.summary_mode and self.summary is not None:
-            return self.summary.to_arrow(cols.summary_columns(self.kind))
+            by_key = {c.key: c for c in cols.summary_columns(self.kind)}
+            return self.summary.to_arrow(tuple(by_key[k] for k in shown if k in by_key))
         assert self.view is not None
-        return self.view.to_arrow(cols.columns(self.kind))
+        specs = tuple(spec for k in shown if (spec := cols.find(self.kind, k)) is not None)
+        table = self.view.to_arrow(specs)
+        rows = self.body.rows
+        if "ncu" in shown and isinstance(rows, EventRows) and rows.ncu_mask is not None:
+            import pyarrow as pa
+
+            mask, idx = rows.ncu_mask, np.asarray(self.view.indices)
+            has = np.zeros(len(idx), dtype=bool)
+            ok = idx < len(mask)
+            has[ok] = mask[idx[ok]].astype(bool)
+            table = table.add_column(0, "ncu", pa.array(has))
+        return table
 
     def _write(self, path: Path, overwrite: bool) -> None:
         table = self.export_table()
@@ -907,6 +932,10 @@ class EventsTable(Vertical):
             n = write_file(path, table, fmt, overwrite=overwrite)
         except TuiperfError as e:
             self.app.call_from_thread(self.notify, str(e), severity="error", markup=False)
+            return
+        except Exception as e:  # never a silent failure: the worker would swallow it
+            what = f"Export failed: {type(e).__name__}: {e}"
+            self.app.call_from_thread(self.notify, what, severity="error", markup=False)
             return
         self.app.call_from_thread(self.notify, f"Exported {n:,} rows to {path}", markup=False)
 

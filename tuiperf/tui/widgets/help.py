@@ -64,7 +64,7 @@ def keys_table(scope: str, ascii_only: bool = False) -> Table:
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
     for k in for_scope(scope):
-        t.add_row(_text(k.key_text, ascii_only), Text(k.description))
+        t.add_row(_text(k.help_key_text, ascii_only), Text(k.description))
     return t
 
 

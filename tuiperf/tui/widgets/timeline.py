@@ -14,6 +14,7 @@ import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.content import Content
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -158,6 +159,10 @@ class Timeline(Widget, can_focus=True):
             lane = self.current_lane
             name = self.lanes.lanes[lane].label if lane is not None else ""
             self.post_message(ViewportChanged(self.vp.start, self.vp.end, self.scale_text, name))
+            # the status line is not on screen while the timeline is maximised: the window
+            # and scale then sit in the bottom border (drawn only in that state, app.tcss)
+            text = f"{self.scale_text} {self.g.sep} {clean(name)}" if name else self.scale_text
+            self.border_subtitle = Content(asciify(text) if self.g.ascii else text)
 
     @property
     def scale_text(self) -> str:
