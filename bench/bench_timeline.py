@@ -140,6 +140,7 @@ def main() -> int:
         t0 = time.perf_counter()
         lanes = build_lanes(trace)
         index_s = time.perf_counter() - t0
+        lanes.prefault()  # the viewer does this in the background after its first screen
         print(f"{args.report.name}: {k:,} kernels, {a:,} API calls, {len(lanes.lanes)} lanes")
         print(f"- lane index built in {index_s:.2f} s (once per open)")
         print(f"- frame of {COLUMNS} columns x {LANES} lanes, median / max of {args.frames}:")

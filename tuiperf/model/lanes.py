@@ -279,6 +279,18 @@ class LaneSet:
     def warm_names(self) -> None:
         for lane in self.lanes:
             lane.names.warm()
+        self.prefault()
+
+    def prefault(self) -> None:
+        """Read one value per memory page of every lane array: a lane index restored from
+        the cache is memory-mapped, and its first frames would otherwise fault its pages in
+        (a slow first frame at a new zoom). Meant for a background thread."""
+        step = 4096 // 8
+        for lane in self.lanes:
+            iv = lane.iv
+            for arr in (iv.starts, iv.ends, iv.rows, iv.max_end, iv.u_start, iv.u_end, iv.prefix):
+                if len(arr):
+                    int(arr[::step].sum())
 
 
 def _key_of(table: str, r: dict) -> tuple | None:
