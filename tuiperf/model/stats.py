@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from tuiperf.model.groupstats import GroupStats, group_stats
 from tuiperf.model.trace import Trace
@@ -79,6 +78,8 @@ def _stats_table(
 
 def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     """Dictionary column -> (int codes, labels); nulls become the label ''."""
+    import pyarrow.compute as pc  # here, not at the top: a summary read from the cache needs none
+
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
@@ -177,6 +178,8 @@ def mem_size_sum(trace: Trace) -> StatsTable:
 
 
 def nvtx_sum(trace: Trace) -> StatsTable:
+    import pyarrow.compute as pc
+
     t = trace.table("nvtx")
     t = t.filter(
         pc.and_(
