@@ -158,8 +158,7 @@ def print_link(console: Console, facts: Any, km: Any, width: int = 60) -> None:
         if link is None:
             t.add_row(str(kid), name, "0", "", Text("unmatched: no launch in the trace"))
             continue
-        at = "" if link.profiled_start_ns is None else f"{link.profiled_start_ns / 1e6:,.3f} ms"
-        t.add_row(str(kid), name, f"{link.launches:,}", at, Text(link.match_short))
+        t.add_row(str(kid), name, f"{link.launches:,}", link.profiled_at(), Text(link.match_short))
     console.print(t)
     if facts.unmatched_nsys:
         console.print(

@@ -22,12 +22,12 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import SHARED
+from tests.tui.test_app_events import ready, settle
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.query import EventTable
 from tuiperf.tui.actions import REGISTRY, for_scope
 from tuiperf.tui.app import TuiperfApp
-from tuiperf.tui.widgets.events_pane import EventsPane
 from tuiperf.tui.widgets.events_table import EventsTable, TableBody
 from tuiperf.tui.widgets.help import help_renderable
 from tuiperf.tui.widgets.side_panel import SidePanel
@@ -65,13 +65,6 @@ def make_app(ascii_only: bool = False, path: Path = SAMPLE) -> TuiperfApp:
     return TuiperfApp(path, OpenOptions(use_cache=False), ascii_only=ascii_only, name=path.name)
 
 
-async def settle(pilot: Pilot[int]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
 async def loaded(pilot: Pilot[int]) -> None:
     app = pilot.app
     for _ in range(400):
@@ -80,19 +73,6 @@ async def loaded(pilot: Pilot[int]) -> None:
         assert app.error is None
         await pilot.pause(0.05)
     await pilot.pause()
-
-
-async def ready(pilot: Pilot[int]) -> EventsTable:
-    """The load, the events table's mount and its first query."""
-    app = pilot.app
-    for _ in range(400):
-        tables = app.query(EventsTable)
-        if tables and tables.first().view is not None and app.query_one(EventsPane).matches:
-            break
-        assert app.error is None
-        await pilot.pause(0.05)
-    await settle(pilot)
-    return app.query_one(EventsTable)
 
 
 def screen_lines(app: App) -> list[str]:  # type: ignore[type-arg]

@@ -96,7 +96,8 @@ def groups(km: Any, ctx: Ctx | None) -> list[KernelGroup]:
     demangled = k.column("demangled").to_pylist()
     dur = [d or 0.0 for d in k.column("duration_ns").to_pylist()]
     by: dict[str, KernelGroup] = {}
-    for i, (kid, key) in enumerate(zip(ids, by_keys(km), strict=True)):
+    keys = by_keys(km)
+    for i, (kid, key) in enumerate(zip(ids, keys, strict=True)):
         g = by.get(key)
         if g is None:
             label = demangled[i] or names[i] or key
@@ -104,7 +105,7 @@ def groups(km: Any, ctx: Ctx | None) -> list[KernelGroup]:
         g.ids.append(kid)
         g.ncu_ns += dur[i]
     if ctx is not None and ctx.trace.has("kernels"):
-        _weigh(by, km, ctx)
+        _weigh(by, keys, km, ctx)
     for g in by.values():  # the longest launch speaks for the group
         g.ids.sort(key=lambda kid: -(km.value(kid, "gpu__time_duration.sum") or 0.0))
     return list(by.values())
@@ -148,13 +149,14 @@ def _name_index(t: Any, col: str, key: Callable[[str], str]) -> tuple[np.ndarray
     return codes, index
 
 
-def _weigh(by: dict[str, KernelGroup], km: Any, ctx: Ctx) -> None:
+def _weigh(by: dict[str, KernelGroup], keys: list[str], km: Any, ctx: Ctx) -> None:
     """Each group's rows and total time in the trace: by mangled name, else by demangled
-    name, else by a short name that only one demangled name of the trace has."""
+    name, else by a short name that only one demangled name of the trace has.
+    `keys`: the group key of each ncu kernel row (`by_keys`)."""
     t = ctx.table("kernels")
     k = km.kernels
     first: dict[str, int] = {}
-    for i, key in enumerate(by_keys(km)):
+    for i, key in enumerate(keys):
         first.setdefault(key, i)
     mangled, demangled = k.column("mangled").to_pylist(), k.column("demangled").to_pylist()
     names = k.column("name").to_pylist()

@@ -355,7 +355,7 @@ def _launch_line(facts: Any, kid: int) -> Any:
     link = facts.kernels.get(kid)
     if link is None:
         return Text("nsys: unmatched (no launch of this kernel in the timeline)", style="yellow")
-    at = "?" if link.profiled_start_ns is None else f"{link.profiled_start_ns / 1e6:,.3f} ms"
+    at = link.profiled_at("?")
     return Text(f"nsys: {link.launches:,} launches; the profiled one at {at} ({link.match})")
 
 

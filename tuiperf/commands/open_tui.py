@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tuiperf.commands.base import add_cache_args, open_options
+from tuiperf.commands.base import add_cache_args, open_options, timeline_and_ncu
 from tuiperf.errors import UsageError
 
 
@@ -72,19 +72,12 @@ def split_reports(first: Path, second: Path | None) -> tuple[Path, Path | None]:
     `tuiperf a.ncu-rep` opens the ncu screen alone, `tuiperf a.nsys-rep b.ncu-rep` links."""
     from tuiperf.load import detect as det
 
-    def is_ncu(p: Path) -> bool:
-        return p.exists() and det.detect(p) in (det.NCU_REP, det.NCU_CSV)
-
     if second is None:
-        return first, (first if is_ncu(first) else None)
-    ncu = [p for p in (first, second) if is_ncu(p)]
-    if len(ncu) != 1:
-        raise UsageError(
-            f"{first}, {second}: give one Nsight Systems (or torch.profiler) report and one "
-            "Nsight Compute report"
-        )
-    other = second if ncu[0] == first else first
-    return other, ncu[0]
+        is_ncu = first.exists() and det.detect(first) in (det.NCU_REP, det.NCU_CSV)
+        return first, (first if is_ncu else None)
+    timeline, ncu = timeline_and_ncu(first, second)
+    assert timeline is not None and ncu is not None  # two of a kind raised UsageError
+    return timeline, ncu
 
 
 def _summary_fallback(path: Path, args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ column edges, whatever the number of events. Built once; never walked per frame.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -542,9 +543,7 @@ def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
         # the main thread (tid == pid) first, then by thread id
         main_first = _main_first(pid)
         named = {tid: tnames.get((pid, tid)) or f"thread {tid}" for tid in threads[pid]}
-        repeats: dict[str, int] = {}
-        for n in named.values():
-            repeats[n] = repeats.get(n, 0) + 1
+        repeats = Counter(named.values())
         for tid in sorted(threads[pid], key=main_first):
             tname = named[tid]
             if repeats[tname] > 1:  # threads of one name (17 `python3`): tell them apart

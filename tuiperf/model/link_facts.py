@@ -24,6 +24,11 @@ class KernelLink:
     match: str  # how closely (LEVEL_TEXT)
     match_short: str  # the same in a few words (LEVEL_SHORT)
 
+    def profiled_at(self, unknown: str = "") -> str:
+        """The profiled launch's start, in ms from the trace start (`unknown` without one)."""
+        ns = self.profiled_start_ns
+        return unknown if ns is None else f"{ns / 1e6:,.3f} ms"
+
     def as_json(self) -> dict[str, Any]:
         return {
             "ncu_id": self.ncu_id,
