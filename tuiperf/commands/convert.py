@@ -66,7 +66,9 @@ def write_folder(trace, out: Path, compression: str | None, force: bool) -> None
 def run(args: argparse.Namespace) -> int:
     from tuiperf.load.open import open_trace
 
-    trace = open_trace(args.report_path, open_options(args))
+    opts = open_options(args)
+    opts.defer_details = False  # one pass over the source, every column
+    trace = open_trace(args.report_path, opts)
     trace.complete_all()  # a conversion converts everything, detail columns included
     end_progress(args)
     if args.output is not None:

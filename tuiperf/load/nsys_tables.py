@@ -158,6 +158,7 @@ class NsysReader:
                 out[name] = t
             else:
                 sink(name, t)
+            del t  # else the last table stays alive while the next one is built
         return out
 
     def details(self, name: str) -> pa.Table | None:
