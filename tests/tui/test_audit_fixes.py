@@ -5,14 +5,12 @@ columns and file modes, ASCII scrollbars and a failing query worker."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
-import functools
 import io
 import os
 import stat
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import SHARED
-from tests.tui.test_app_events import ready, settle
+from tests.tui.test_app_events import _still, ready, settle, sync  # noqa: F401 (_still: autouse)
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.query import EventTable
@@ -35,21 +33,6 @@ from tuiperf.tui.widgets.timeline import Timeline
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
 CNN = SHARED / "nsys" / "cnn_osrt.sqlite"
-
-
-def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with asyncio (the venv has no pytest asyncio plugin)."""
-
-    @functools.wraps(fn)
-    def run(*args: object, **kwargs: object) -> None:
-        asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-
-    return run
-
-
-@pytest.fixture(autouse=True)
-def _still(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
 @pytest.fixture
