@@ -52,3 +52,17 @@ def test_details_are_kept_in_the_cache_entry(nsys_dir: Path, tmp_path: Path):
     # api's were never converted: converting them now from a changed report is refused
     with pytest.raises(BadReportError, match="changed"):
         again.table("api")
+
+
+def test_detail_and_derived_files_get_the_entry_mode(nsys_dir: Path, tmp_path: Path):
+    """Files added to an entry later follow the umask like the rest (not mkstemp's 0600)."""
+    from tuiperf.model.summaries import compute_cached
+
+    trace = open_trace(nsys_dir / "vit_range.sqlite", _opts(tmp_path, defer=True))
+    trace.table("kernels", ["registers"])
+    compute_cached(trace, "cuda_gpu_kern_sum")
+    entry = Path(trace.meta.cache_path or "")
+    core = (entry / "kernels.arrow").stat().st_mode & 0o777
+    later = [entry / "kernels.details.arrow", entry / "derived" / "summary-cuda_gpu_kern_sum.arrow"]
+    assert [p.stat().st_mode & 0o777 for p in later] == [core, core]
+    assert not list(entry.rglob(".tmp-*"))

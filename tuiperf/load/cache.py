@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -89,8 +90,9 @@ def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> No
 
 
 def atomic_write_ipc(path: Path, table: pa.Table) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".arrow")
-    os.close(fd)
+    # a fresh name, created by the writer itself: the file gets the umask's mode like the
+    # rest of the entry (mkstemp would make it 0600)
+    tmp = path.parent / f".tmp-{os.getpid()}-{secrets.token_hex(8)}.arrow"
     try:
         write_ipc(Path(tmp), table)
         os.replace(tmp, path)
