@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from rich import box
 from rich.console import Console
@@ -10,7 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from tuiperf.model import fmt
-from tuiperf.model.stats import StatsTable
+
+if TYPE_CHECKING:
+    from tuiperf.model.stored_report import ReportRows
 
 _NAME_LIMIT = 200
 
@@ -49,11 +51,11 @@ def _label(header: str) -> str:
 
 
 def stats_table(
-    table: StatsTable, top: int = 20, title: str | None = None, width: int = 120
+    table: ReportRows, top: int = 20, title: str | None = None, width: int = 120
 ) -> Table:
     """The report as a Rich table: numbers sized to fit, the name column takes the rest."""
     n = table.num_rows if not top else min(top, table.num_rows)
-    head = table.data.slice(0, n).to_pylist()
+    head = table.head(n)
     columns = list(table.columns)
     last = columns[-1].key
     widths = {
@@ -90,7 +92,7 @@ def stats_table(
 
 def print_stats(
     out: TextIO,
-    table: StatsTable,
+    table: ReportRows,
     top: int = 20,
     width: int | None = None,
     title: str | None = None,

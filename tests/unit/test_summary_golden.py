@@ -16,26 +16,18 @@ from tuiperf.model.stats import REPORTS
 def test_summary_csv_equals_nsys_stats(
     report: str, name: str, nsys_dir: Path, reference_dir: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "out.csv"
-    rc = main(
-        [
-            "summary",
-            str(nsys_dir / f"{report}.sqlite"),
-            "--report",
-            name,
-            "--format",
-            "csv",
-            "-o",
-            str(out),
-        ]
-    )
-    assert rc == 0
+    """Twice: computed from the tables, then read back from the cache entry's stored copy."""
     expected = (reference_dir / f"stats_{report}_{name}.csv").read_bytes()
-    got = out.read_bytes()
-    if got != expected:  # show the first differing line, not a 2 MB blob
-        for i, (a, b) in enumerate(zip(got.splitlines(), expected.splitlines())):
-            assert a == b, f"line {i + 1} differs"
-    assert got == expected
+    for run in ("computed", "stored"):
+        out = tmp_path / f"{run}.csv"
+        path = str(nsys_dir / f"{report}.sqlite")
+        args = ["summary", path, "--report", name, "--format", "csv", "-o", str(out)]
+        assert main([*args, "--cache-dir", str(tmp_path / "cache")]) == 0
+        got = out.read_bytes()
+        if got != expected:  # show the first differing line, not a 2 MB blob
+            for i, (a, b) in enumerate(zip(got.splitlines(), expected.splitlines())):
+                assert a == b, f"{run}: line {i + 1} differs"
+        assert got == expected, run
 
 
 @pytest.mark.parametrize("name", ["cuda_gpu_kern_sum", "nvtx_sum", "cuda_api_sum"])

@@ -12,13 +12,16 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TextIO
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
 from tuiperf.errors import TuiperfError, UsageError
-from tuiperf.model import columns as cols
+from tuiperf.model.kinds import KINDS
+
+if TYPE_CHECKING:  # the parser is built for every command: keep pyarrow off that path
+    import pyarrow as pa
+
+    from tuiperf.model import columns as cols
 
 FORMATS = ("csv", "tsv", "json", "parquet")
 
@@ -153,6 +156,7 @@ def build_query(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def export_table(args: argparse.Namespace, trace) -> pa.Table:  # type: ignore[no-untyped-def]
     """The rows (or the per-name summary) the arguments ask for, with raw values."""
+    from tuiperf.model import columns as cols
     from tuiperf.model.query import Events
 
     query = build_query(args)
@@ -199,7 +203,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
         "--table",
         "--view",
         dest="table",
-        choices=cols.KINDS,
+        choices=KINDS,
         default="kernels",
         help="which events (default: kernels)",
     )

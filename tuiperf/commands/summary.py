@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuiperf.commands.base import (
     Command,
@@ -15,6 +17,9 @@ from tuiperf.commands.base import (
     timeline_and_ncu,
 )
 from tuiperf.errors import UsageError
+
+if TYPE_CHECKING:
+    from tuiperf.model.stored_report import ReportRows, StoredReport
 
 _NAMES = (
     "cuda_gpu_kern_sum cuda_api_sum cuda_gpu_mem_time_sum cuda_gpu_mem_size_sum "
@@ -52,8 +57,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuiperf.load.open import open_trace
-    from tuiperf.model.summaries import compute_cached, report_is_empty, resolve
+    from tuiperf.model.report_names import resolve
 
     name = resolve(args.report)
     if name is None:
@@ -65,36 +69,72 @@ def run(args: argparse.Namespace) -> int:
     path, ncu = timeline_and_ncu(args.report_path, args.second_path)
     if path is None:
         raise UsageError(f"{args.report_path}: an Nsight Compute report; use `tuiperf ncu`")
-    trace = open_trace(path, open_options(args))
-    table = compute_cached(trace, name)
-    if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'
-        table = _with_ncu_ids(table, trace, ncu, args)
+    stored = _stored(args, path, name) if ncu is None else None
+    if stored is not None:
+        table, empty, source = stored, stored.empty, stored.source
+    else:
+        table, empty, source = _computed(args, path, ncu, name)
     end_progress(args)
-    from tuiperf.export import open_output, write_csv, write_json
-
-    with open_output(args.output) as out:
-        if args.format == "csv":
-            if report_is_empty(trace, name):
-                return 0  # nsys stats writes a 0-byte file when the table is missing
-            from tuiperf.model.cells import csv_rows
-
-            header, rows = csv_rows(table)
-            write_csv(out, header, rows)
-        elif args.format == "json":
-            write_json(
-                out,
-                {"report": name, "source": str(args.report_path), "rows": table.data.to_pylist()},
-            )
-        else:
-            from tuiperf.report import print_stats
-
-            print_stats(out, table, top=args.top, width=args.width, title=_title(trace, name))
+    _write(args, name, table, empty, source)
     if args.format == "table" and args.top and table.num_rows > args.top:
         print(
             f"note: showing {args.top} of {table.num_rows:,} rows; pass --top 0 for all",
             file=sys.stderr,
         )
     return 0
+
+
+def _stored(args: argparse.Namespace, path: Path, name: str) -> StoredReport | None:
+    """The report as an earlier run computed it, from the cache entry (no table loaded)."""
+    if args.no_cache or os.environ.get("TUIPERF_NO_CACHE"):
+        return None
+    from tuiperf.load.stored_summary import find
+
+    return find(path, name, args.cache_dir)
+
+
+def _computed(
+    args: argparse.Namespace, path: Path, ncu: Path | None, name: str
+) -> tuple[ReportRows, bool, str]:
+    """(the report, whether its tables are empty, the source) from the report's tables."""
+    from tuiperf.load.open import open_trace
+    from tuiperf.model.summaries import compute_cached, report_is_empty
+
+    trace = open_trace(path, open_options(args))
+    table = compute_cached(trace, name)
+    if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'
+        table = _with_ncu_ids(table, trace, ncu, args)
+    return table, report_is_empty(trace, name), trace.meta.source
+
+
+def _write(
+    args: argparse.Namespace, name: str, table: ReportRows, empty: bool, source: str
+) -> None:
+    from tuiperf.export import open_output, write_csv, write_json
+
+    with open_output(args.output) as out:
+        if args.format == "csv":
+            if empty:
+                return  # nsys stats writes a 0-byte file when the table is missing
+            write_csv(out, *_csv_rows(table))
+        elif args.format == "json":
+            src = str(args.report_path)
+            write_json(out, {"report": name, "source": src, "rows": table.head()})
+        else:
+            from tuiperf.report import print_stats
+
+            title = f"{name} · {Path(source or '').name}"
+            print_stats(out, table, top=args.top, width=args.width, title=title)
+
+
+def _csv_rows(table: ReportRows) -> tuple[list[str], list[list[str]]]:
+    from tuiperf.model.stored_report import StoredReport, csv_rows
+
+    if isinstance(table, StoredReport):
+        return csv_rows(table)
+    from tuiperf.model.cells import csv_rows as arrow_csv_rows  # vectorized, for long reports
+
+    return arrow_csv_rows(table)  # type: ignore[arg-type]
 
 
 def _with_ncu_ids(table, trace, ncu: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -116,11 +156,6 @@ def _with_ncu_ids(table, trace, ncu: Path, args: argparse.Namespace):  # type: i
     data = table.data.append_column("ncu_ids", pa.array(ids, pa.string()))
     columns = [*table.columns[:-1], Column("ncu IDs", "ncu_ids", "str"), table.columns[-1]]
     return replace(table, columns=columns, data=data)
-
-
-def _title(trace: object, name: str) -> str:
-    src = Path(getattr(getattr(trace, "meta", None), "source", "") or "").name
-    return f"{name} · {src}"
 
 
 COMMAND = Command(

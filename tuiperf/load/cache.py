@@ -11,15 +11,12 @@ half-written one; a damaged entry is removed and rebuilt.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import re
 import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,53 +24,9 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import CacheError
-from tuiperf.load.schema import SCHEMA_VERSION
+from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root, identity
 
-MANIFEST = "manifest.json"
-
-
-def default_root() -> Path:
-    env = os.environ.get("TUIPERF_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "tuiperf"
-
-
-def identity(path: Path) -> dict[str, Any]:
-    """What makes a source 'the same file': resolved path, size and mtime."""
-    p = path.resolve()
-    if p.is_dir():
-        size, mtime = 0, 0
-        for f in sorted(p.iterdir()):
-            st = f.stat()
-            size += st.st_size
-            mtime = max(mtime, st.st_mtime_ns)
-        return {"path": str(p), "size": size, "mtime_ns": mtime, "dir": True}
-    st = p.stat()
-    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-
-
-def _hash(obj: object) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class CacheKey:
-    stem: str
-    path_hash: str
-    ident_hash: str
-
-    @classmethod
-    def for_source(cls, path: Path, loader: str) -> CacheKey:
-        ident = identity(path)
-        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)[:40] or "report"
-        return cls(stem, _hash([ident["path"], loader]), _hash([ident, loader, SCHEMA_VERSION]))
-
-    @property
-    def dirname(self) -> str:
-        return f"{self.stem}-{self.path_hash}-{self.ident_hash}"
+__all__ = ["MANIFEST", "Cache", "CacheKey", "EntryWriter", "default_root", "identity"]
 
 
 def read_ipc(path: Path) -> pa.Table:

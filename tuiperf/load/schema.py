@@ -2,8 +2,8 @@
 
 Times are int64 nanoseconds from the start of the report; durations are int64 ns.
 Names are dictionary-encoded strings. A source fills what it has and leaves the
-rest null. Bump SCHEMA_VERSION whenever a schema below changes: it is part of
-the cache key. `external_id` is Kineto's `External id` (the cpu_op a CUDA call, and
+rest null. Bump SCHEMA_VERSION (in cache_key.py) whenever a schema below changes: it
+is part of the cache key. `external_id` is Kineto's `External id` (the cpu_op a CUDA call, and
 the GPU work it launched, belong to); nsys leaves it null.
 """
 
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 6
+from tuiperf.load.cache_key import SCHEMA_VERSION
+
+__all__ = ["SCHEMA_VERSION"]
 
 NAME = pa.dictionary(pa.int32(), pa.string())
 I32 = pa.int32()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pyarrow as pa
 
+from tuiperf.model.fmt import round_half_up
 from tuiperf.model.stats import StatsTable
 
 
@@ -15,11 +15,11 @@ def round_strings(values: np.ndarray, digits: int) -> list[str]:
     """Half away from zero on the exact double; '' for NaN (null)."""
     out = [f"{v:.{digits}f}" if v == v else "" for v in values.tolist()]
     scaled = values * (10.0**digits)
-    frac = np.abs(scaled - np.trunc(scaled))
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, never a tie
+        frac = np.abs(scaled - np.trunc(scaled))
     near_tie = np.flatnonzero(np.abs(frac - 0.5) < np.maximum(1e-6, 1e-15 * np.abs(scaled)))
-    q = Decimal(1).scaleb(-digits)
     for i in near_tie.tolist():
-        out[i] = str(Decimal(float(values[i])).quantize(q, rounding=ROUND_HALF_UP))
+        out[i] = round_half_up(float(values[i]), digits)
     return out
 
 

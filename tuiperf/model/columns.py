@@ -12,19 +12,9 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import fmt
+from tuiperf.model.kinds import KIND_TITLES, KINDS
 
-#: the event kinds the table shows, in the order of their tabs
-KINDS = ("kernels", "memcpy", "memset", "api", "nvtx", "osrt")
-
-#: tab labels
-KIND_TITLES = {
-    "kernels": "Kernels",
-    "memcpy": "Memcpy",
-    "memset": "Memset",
-    "api": "CUDA API",
-    "nvtx": "NVTX",
-    "osrt": "OS runtime",
-}
+__all__ = ["KINDS", "KIND_TITLES"]
 
 
 @dataclass(frozen=True)

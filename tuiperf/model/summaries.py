@@ -7,22 +7,18 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from tuiperf.model import stats
+from tuiperf.load import stored_summary
+from tuiperf.model import report_names, stats
 from tuiperf.model.stats import Column, StatsTable
 from tuiperf.model.trace import Trace
 
 #: reports other modules add (e.g. the torch.profiler op summary)
 EXTRA_REPORTS: dict[str, tuple[Callable[[Trace], StatsTable], tuple[str, ...]]] = {}
-EXTRA_ALIASES: dict[str, str] = {}
 
 
 def resolve(name: str) -> str | None:
-    key = name.strip().lower()
-    if key in EXTRA_REPORTS:
-        return key
-    if key in EXTRA_ALIASES:
-        return EXTRA_ALIASES[key]
-    return stats.resolve_report(key)
+    found = report_names.resolve(name)
+    return found if found in EXTRA_REPORTS or found in stats.REPORTS else None
 
 
 def source_tables(name: str) -> tuple[str, ...]:
@@ -45,15 +41,16 @@ def compute(trace: Trace, name: str) -> StatsTable:
 def compute_cached(trace: Trace, name: str) -> StatsTable:
     """`compute`, reusing a result stored in the cache entry of this trace."""
     cache, key = trace.cache, trace.cache_key
-    if cache is not None and key is not None:
-        hit = cache.load_derived(key, f"summary-{name}")
-        if hit is not None:
-            restored = _restore(hit, name)
-            if restored is not None:
-                return restored
-    table = compute(trace, name)
-    if cache is not None and key is not None:
+    if cache is None or key is None:
+        return compute(trace, name)
+    hit = cache.load_derived(key, f"summary-{name}")
+    table = _restore(hit, name) if hit is not None else None
+    if table is None:
+        table = compute(trace, name)
         cache.store_derived(key, f"summary-{name}", _with_columns(table))
+    entry = cache.entry(key)
+    if stored_summary.read(entry, name) is None:  # absent or damaged: (re)write it
+        stored_summary.store(entry, table, report_is_empty(trace, name), trace.meta.source)
     return table
 
 
@@ -82,4 +79,3 @@ def _op_summary(trace: Trace) -> StatsTable:
 
 #: torch.profiler's CPU operator summary (TensorBoard's Operator view)
 EXTRA_REPORTS["op_sum"] = (_op_summary, ("nvtx",))
-EXTRA_ALIASES["ops"] = "op_sum"

@@ -1,0 +1,65 @@
+"""Where a source's cache entry lives, computed without importing pyarrow.
+
+An entry is keyed by the source's resolved path, size and mtime, the loader and
+SCHEMA_VERSION; `summary` reads a stored result by this key before it decides to
+load any table (see load/stored_summary.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: bump whenever a canonical schema (load/schema.py) changes: old entries are then rebuilt
+SCHEMA_VERSION = 6
+
+MANIFEST = "manifest.json"
+
+
+def default_root() -> Path:
+    env = os.environ.get("TUIPERF_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "tuiperf"
+
+
+def identity(path: Path) -> dict[str, Any]:
+    """What makes a source 'the same file': resolved path, size and mtime."""
+    p = path.resolve()
+    if p.is_dir():
+        size, mtime = 0, 0
+        for f in sorted(p.iterdir()):
+            st = f.stat()
+            size += st.st_size
+            mtime = max(mtime, st.st_mtime_ns)
+        return {"path": str(p), "size": size, "mtime_ns": mtime, "dir": True}
+    st = p.stat()
+    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _hash(obj: object) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    stem: str
+    path_hash: str
+    ident_hash: str
+
+    @classmethod
+    def for_source(cls, path: Path, loader: str) -> CacheKey:
+        ident = identity(path)
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)[:40] or "report"
+        return cls(stem, _hash([ident["path"], loader]), _hash([ident, loader, SCHEMA_VERSION]))
+
+    @property
+    def dirname(self) -> str:
+        return f"{self.stem}-{self.path_hash}-{self.ident_hash}"
