@@ -19,6 +19,11 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import BadReportError
+from tuiperf.load.malloc_arenas import limit_arenas
+
+#: below this many rows the stdlib reader is as fast (connectorx costs ~4 ms a call);
+#: above it connectorx is 3-5x faster (48k memcpy rows: 0.27 -> 0.06 s)
+_CONNECTORX_MIN_ROWS = 2_000
 
 _VERSIONED = re.compile(r"^(?P<base>.+?)(?:_V(?P<ver>\d+))?$")
 
@@ -62,6 +67,7 @@ class SqliteSource:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        limit_arenas()  # before the reader threads start (see malloc_arenas)
         try:
             self._db = sqlite3.connect(_ro_uri(path), uri=True, check_same_thread=False)
             # names are data from anyone: a byte that is not UTF-8 becomes U+FFFD, it does
@@ -105,14 +111,12 @@ class SqliteSource:
         return max(hi - lo + 1, 0)
 
     def _read_range(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table:
-        cols = ", ".join(f'"{c}"' for c in columns)
-        sql = f'SELECT {cols} FROM "{table}" WHERE rowid >= {int(lo)} AND rowid < {int(hi)}'
         try:
-            if hi - lo > 50_000:
-                fast = self._read_connectorx(sql, (int(lo), int(hi) - 1))
+            if hi - lo > _CONNECTORX_MIN_ROWS:
+                fast = self._read_connectorx(table, columns, lo, hi)
                 if fast is not None:
                     return fast
-            return self._read_stdlib(sql, columns)
+            return self._read_stdlib(_range_sql(table, columns, lo, hi), columns)
         except sqlite3.Error as e:
             raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
@@ -133,32 +137,40 @@ class SqliteSource:
         arrays = [_py_array(col) for col in data]
         return pa.Table.from_arrays(arrays, names=columns)
 
-    def _read_connectorx(self, sql: str, rowids: tuple[int, int]) -> pa.Table | None:
-        """Fast path: connectorx reads SQLite straight into Arrow (7x the stdlib)."""
+    def _read_connectorx(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table | None:
+        """Fast path: connectorx reads SQLite straight into Arrow (7x the stdlib).
+
+        Two halves of the rowid range, one in a helper thread (connectorx releases the
+        GIL; SQLite seeks the B-tree by rowid): 20% faster than connectorx's own
+        partitioning, which needs the rowid as an extra column and returns the
+        partitions' batches interleaved.
+        """
         if os.environ.get("TUIPERF_NO_CONNECTORX"):
             return None
         try:
             import connectorx as cx
         except ImportError:
             return None
-        link = self._safe_link()
-        # two partitions on rowid: SQLite seeks the B-tree by key, so each reader scans half
-        part_sql = sql.replace("SELECT ", "SELECT rowid AS _tuiperf_rid, ", 1)
-        try:
-            table = cx.read_sql(
-                f"sqlite://{link}",
-                part_sql,
-                return_type="arrow",
-                partition_on="_tuiperf_rid",
-                partition_num=2,
-                # the rowid range is known: spare connectorx its min/max query over `sql`
-                partition_range=rowids,
-            )
-        except Exception:  # connectorx raises RuntimeError/PanicException
+        url = f"sqlite://{self._safe_link()}"
+        mid = lo + (hi - lo) // 2
+        halves: list[pa.Table | BaseException | None] = [None, None]
+
+        def read(i: int, a: int, b: int) -> None:
+            try:
+                halves[i] = cx.read_sql(url, _range_sql(table, columns, a, b), return_type="arrow")
+            except BaseException as e:  # connectorx raises RuntimeError/PanicException
+                halves[i] = e
+
+        helper = threading.Thread(target=read, args=(1, mid, hi), name="tuiperf-sqlite-half")
+        helper.start()
+        read(0, lo, mid)
+        helper.join()
+        if not all(isinstance(h, pa.Table) for h in halves):
             # e.g. text that is not UTF-8: the stdlib reader decodes leniently, and says
             # what is wrong when the file itself is damaged
             return None
-        return _plain(_in_rowid_order(table)).drop_columns(["_tuiperf_rid"])
+        parts = [_plain(h) for h in halves]  # type: ignore[arg-type]
+        return pa.concat_tables(parts, promote_options="permissive")
 
     def _safe_link(self) -> Path:
         """connectorx takes a URL and creates missing files: give it a safe, existing name."""
@@ -179,18 +191,13 @@ class SqliteSource:
             self._link = None
 
 
+def _range_sql(table: str, columns: list[str], lo: int, hi: int) -> str:
+    cols = ", ".join(f'"{c}"' for c in columns)
+    return f'SELECT {cols} FROM "{table}" WHERE rowid >= {int(lo)} AND rowid < {int(hi)}'
+
+
 def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
-
-
-def _in_rowid_order(table: pa.Table) -> pa.Table:
-    """connectorx returns the partitions' batches interleaved: put them back in file order."""
-    batches = table.to_batches()
-    if len(batches) < 2:
-        return table
-    batches = [b for b in batches if b.num_rows]
-    batches.sort(key=lambda b: b.column(0)[0].as_py())
-    return pa.Table.from_batches(batches, schema=table.schema)
 
 
 def _one_line(e: BaseException) -> str:
