@@ -29,7 +29,9 @@ class Assembler:
         self._last_start: int | None = None
         for f in schema:
             dtype = np.int32 if pa.types.is_dictionary(f.type) else f.type.to_pandas_dtype()
-            self.data[f.name] = np.empty(self.capacity, dtype=dtype)
+            # zeros, not empty: a big calloc is untouched memory until written, and a column
+            # that stays null (return values, green contexts...) is never written at all
+            self.data[f.name] = np.zeros(self.capacity, dtype=dtype)
             self.valid[f.name] = None
 
     def _grow(self, need: int) -> None:
@@ -65,6 +67,9 @@ class Assembler:
             if v is None:
                 v = np.ones(self.capacity, dtype=bool)
                 self.valid[name] = v
+            if values.null_count == len(values):
+                v[lo:hi] = False  # the data stays zeros, untouched
+                return
             v[lo:hi] = values.is_valid().to_numpy(zero_copy_only=False)
             values = pc.fill_null(values, 0)
         elif self.valid[name] is not None:
@@ -110,6 +115,6 @@ class Assembler:
         if pa.types.is_dictionary(f.type):
             dictionary = self.dictionaries.get(f.name, pa.array([], pa.string()))
             found = valid if valid is not None else np.ones(len(data), dtype=bool)
-            return compact_dictionary(data.astype(np.int64), found, dictionary).cast(f.type)
+            return compact_dictionary(data, found, dictionary).cast(f.type)
         mask = ~valid if valid is not None else None
         return pa.array(data, type=f.type, mask=mask)
