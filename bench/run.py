@@ -115,15 +115,19 @@ def kernels_in(path: Path) -> int:
 
 
 def measure(path: Path, repeats: int) -> dict[str, object]:
-    fl = floor(path)
-    colds, opens, reopen_first, reopen = [], [], [], []
+    floors, colds, opens, reopen_first, reopen = [], [], [], [], []
+    open_ratio, cold_ratio = [], []  # each run over the floor measured just before it
     arrow_mib = 0.0
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix="tuiperf-bench-") as cache:
+            floors.append(floor(path))
             first_open = [*TUIPERF, "summary", str(path), "-r", "cuda_gpu_kern_sum", "-q"]
             opens.append(timed([*first_open, "--cache-dir", cache, "--top", "5"]))
+            open_ratio.append(opens[-1].wall / floors[-1].wall)
         with tempfile.TemporaryDirectory(prefix="tuiperf-bench-") as cache:
+            floors.append(floor(path))
             colds.append(timed([*TUIPERF, "convert", str(path), "--cache-dir", cache, "-q"]))
+            cold_ratio.append(colds[-1].wall / floors[-1].wall)
             arrow_mib = dir_mib(Path(cache))
             summ = [
                 *TUIPERF,
@@ -144,10 +148,12 @@ def measure(path: Path, repeats: int) -> dict[str, object]:
     cold, first, warm = median(colds), median(reopen_first), median(reopen)
     return {
         "open": median(opens),
+        "open_ratio": statistics.median(open_ratio),
+        "cold_ratio": statistics.median(cold_ratio),
         "file": path.name,
         "kernels": kernels_in(path),
         "size_mib": path.stat().st_size / 2**20,
-        "floor": fl.wall,
+        "floor": median(floors).wall,
         "cold": cold,
         "first": first,
         "warm": warm,
@@ -169,8 +175,8 @@ def table(rows: list[dict[str, object]]) -> list[str]:
         fl, arrow = float(r["floor"]), float(r["arrow_mib"])  # type: ignore[arg-type]
         out.append(
             f"| {r['file']} | {r['kernels']:,} | {r['size_mib']:.0f} MiB | {fl:.2f} s | "
-            f"{op.wall:.2f} s | {op.wall / fl:.1f}× | {op.rss_mib:.0f} MiB | "
-            f"{cold.wall:.2f} s | {cold.wall / fl:.1f}× | {cold.rss_mib:.0f} MiB | "
+            f"{op.wall:.2f} s | {r['open_ratio']:.1f}× | {op.rss_mib:.0f} MiB | "
+            f"{cold.wall:.2f} s | {r['cold_ratio']:.1f}× | {cold.rss_mib:.0f} MiB | "
             f"{arrow:.0f} MiB | "
             f"{cold.rss_mib / arrow:.2f} | {first.wall:.2f} s | {warm.wall:.2f} s | "
             f"{warm.rss_mib:.0f} MiB |"
@@ -211,7 +217,7 @@ def main() -> int:
         rows.append(measure(p, 3))
     for p in tiles[: 1 if quick else 2]:
         print(f"measuring {p.name} …", file=sys.stderr)
-        rows.append(measure(p, 3 if p is tiles[0] else 1))
+        rows.append(measure(p, 5 if p is tiles[0] else 1))
     lines = [
         "# tuiperf benchmarks",
         "",
@@ -221,7 +227,10 @@ def main() -> int:
         "first open = `tuiperf summary FILE -r cuda_gpu_kern_sum` into an empty cache: converts "
         "the columns a first screen needs (what a user waits for); the detail columns (grid, "
         "block, registers, mangled names) convert on first use or in the viewer's background.",
-        "floor = `sqlite3 FILE 'select count(*), sum(end-start) from T'` over the tables loaded.",
+        "floor = `sqlite3 FILE 'select count(*), sum(end-start) from T'` over the tables loaded, "
+        "measured (median of 3) right before each first open and each cold convert; ×floor = "
+        "median over the runs of each run's time over its own floor (this VM's speed drifts "
+        "by ±30% within minutes).",
         "cold convert = `tuiperf convert FILE` into an empty cache. reopen+kern_sum = "
         "`tuiperf summary FILE -r cuda_gpu_kern_sum` from the cache (1st: memory-maps the tables, "
         "computes the summary and keeps it in the entry; then: prints the kept copy, a JSON "

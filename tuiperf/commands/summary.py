@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if path is None:
         raise UsageError(f"{args.report_path}: an Nsight Compute report; use `tuiperf ncu`")
     stored = _stored(args, path, name) if ncu is None else None
+    table: ReportRows
     if stored is not None:
         table, empty, source = stored, stored.empty, stored.source
     else:
