@@ -6,6 +6,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pyarrow.compute as pc
 import pytest
 
@@ -128,3 +129,36 @@ def test_connectorx_halves_come_back_in_file_order(nsys_dir: Path) -> None:
         assert fast.equals(slow)
     finally:
         src.close()
+
+
+@pytest.mark.parametrize("api_order", ["start order", "two processes interleaved"])
+def test_launch_index_joins_like_a_plain_lookup(api_order: str) -> None:
+    """Each GPU row gets the tid of the first API row with its (pid, correlationId)."""
+    import pyarrow as pa
+
+    from tuiperf.load.nsys_tables import LaunchIndex
+
+    rng = np.random.default_rng(5)
+    n = 4000
+    pid = np.full(n, 7) if api_order == "start order" else rng.choice([7, 9], n)
+    corr = np.arange(n) if api_order == "start order" else rng.integers(0, 1500, n)
+    api = pa.table({
+        "pid": pa.array(pid, pa.int64()),
+        # nulls only where the keys are unsorted anyway: "start order" takes the no-sort path
+        "correlation_id": pa.array(corr, pa.int64(), mask=(rng.random(n) < 0.01) & (pid == 9)),
+        "tid": pa.array(rng.integers(1, 2**24, n), pa.int64()),
+    })  # fmt: skip
+    gpu = pa.table({
+        "pid": pa.array(rng.choice([7, 9], 500), pa.int64()),
+        "correlation_id": pa.array(rng.integers(-5, 1600, 500), pa.int64()),
+        "tid": pa.nulls(500, pa.int64()),
+    })  # fmt: skip
+    first: dict[tuple[int, int], int] = {}
+    for p, c, t in zip(*(api[k].to_pylist() for k in ("pid", "correlation_id", "tid"))):
+        if c is not None:
+            first.setdefault((p, c), t)
+    want = [
+        first.get((p, c)) for p, c in zip(gpu["pid"].to_pylist(), gpu["correlation_id"].to_pylist())
+    ]
+    got = LaunchIndex.from_api(api).attach_tid(gpu)["tid"].to_pylist()
+    assert got == want and any(w is not None for w in want) and None in want
