@@ -36,7 +36,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
 def write_folder(trace, out: Path, compression: str | None, force: bool) -> None:  # type: ignore[no-untyped-def]
     """Write every table and a manifest into `out`, atomically (temp folder + rename)."""
     from tuiperf.load.cache import write_ipc
-    from tuiperf.load.schema import SCHEMA_VERSION
+    from tuiperf.load.cache_key import SCHEMA_VERSION
 
     if out.exists() and not force:
         raise TuiperfError(f"{out}: already exists; pass --force to replace it")

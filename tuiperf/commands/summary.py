@@ -17,14 +17,12 @@ from tuiperf.commands.base import (
     timeline_and_ncu,
 )
 from tuiperf.errors import UsageError
+from tuiperf.model.report_names import REPORT_NAMES, resolve
 
 if TYPE_CHECKING:
     from tuiperf.model.stored_report import ReportRows, StoredReport
 
-_NAMES = (
-    "cuda_gpu_kern_sum cuda_api_sum cuda_gpu_mem_time_sum cuda_gpu_mem_size_sum "
-    "nvtx_sum osrt_sum cuda_gpu_trace"
-)
+_NAMES = " ".join(n for n in REPORT_NAMES if n != "op_sum")  # the `nsys stats` ones
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -57,8 +55,6 @@ def prepare(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuiperf.model.report_names import resolve
-
     name = resolve(args.report)
     if name is None:
         raise UsageError(f"unknown report {args.report!r}; choose one of: {_NAMES}")

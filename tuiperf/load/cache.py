@@ -24,9 +24,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import CacheError
-from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root, identity
-
-__all__ = ["MANIFEST", "Cache", "CacheKey", "EntryWriter", "default_root", "identity"]
+from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
 
 
 def read_ipc(path: Path) -> pa.Table:
@@ -47,7 +45,7 @@ def atomic_write_ipc(path: Path, table: pa.Table) -> None:
     # rest of the entry (mkstemp would make it 0600)
     tmp = path.parent / f".tmp-{os.getpid()}-{secrets.token_hex(8)}.arrow"
     try:
-        write_ipc(Path(tmp), table)
+        write_ipc(tmp, table)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

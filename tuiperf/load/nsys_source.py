@@ -158,7 +158,9 @@ class SqliteSource:
         def read(i: int, a: int, b: int) -> None:
             try:
                 halves[i] = cx.read_sql(url, _range_sql(table, columns, a, b), return_type="arrow")
-            except BaseException as e:  # connectorx raises RuntimeError/PanicException
+            except (KeyboardInterrupt, SystemExit):
+                raise  # Ctrl-C during the read stops tuiperf, not just the fast path
+            except BaseException as e:  # RuntimeError, or pyo3's PanicException (not an Exception)
                 halves[i] = e
 
         helper = threading.Thread(target=read, args=(1, mid, hi), name="tuiperf-sqlite-half")

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from tuiperf.load.cache_key import SCHEMA_VERSION
-
-__all__ = ["SCHEMA_VERSION"]
-
 NAME = pa.dictionary(pa.int32(), pa.string())
 I32 = pa.int32()
 I64 = pa.int64()

@@ -12,9 +12,8 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import fmt
-from tuiperf.model.kinds import KIND_TITLES, KINDS
-
-__all__ = ["KINDS", "KIND_TITLES"]
+from tuiperf.model.kinds import KIND_TITLES as KIND_TITLES
+from tuiperf.model.kinds import KINDS as KINDS
 
 
 @dataclass(frozen=True)
