@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import BadReportError
+from tuiperf.load import sqlite_pages
 from tuiperf.load.malloc_arenas import limit_arenas
 
 #: below this many rows the stdlib reader is as fast (connectorx costs ~4 ms a call);
@@ -98,13 +100,53 @@ class SqliteSource:
 
     def read(self, table: str, columns: list[str]) -> pa.Table:
         lo, hi = self._rowids(table)
-        return self._read_range(table, columns, lo, hi + 1)
+        if hi - lo < _CONNECTORX_MIN_ROWS:
+            return self._read_range(table, columns, lo, hi + 1)
+        parts = list(self.read_batches(table, columns, max(hi - lo + 1, 1)))
+        if not parts:
+            return self._read_range(table, columns, lo, hi + 1)
+        return pa.concat_tables(parts, promote_options="permissive")
 
     def read_batches(self, table: str, columns: list[str], rows: int) -> Iterator[pa.Table]:
-        """The table in rowid ranges of `rows` (SQLite seeks the B-tree by rowid)."""
+        """The table in batches of about `rows` rows, in rowid order.
+
+        Big tables are decoded from their pages (sqlite_pages); whatever that reader
+        gives up on, from the first row it has not returned, is read through SQLite
+        in rowid ranges (SQLite seeks the B-tree by rowid).
+        """
         lo, hi = self._rowids(table)
-        for start in range(lo, hi + 1, rows):
-            yield self._read_range(table, columns, start, min(start + rows, hi + 1))
+        start = lo
+        if hi - lo >= _CONNECTORX_MIN_ROWS:
+            for rowids, t in self._page_batches(table, columns, rows):
+                yield t
+                start = int(rowids[-1]) + 1
+        for s in range(start, hi + 1, rows):
+            yield self._read_range(table, columns, s, min(s + rows, hi + 1))
+
+    def _page_batches(
+        self, table: str, columns: list[str], rows: int
+    ) -> Iterator[tuple[np.ndarray, pa.Table]]:
+        if os.environ.get("TUIPERF_NO_PAGE_READER") or not columns:
+            return
+        try:
+            with self._db_lock:
+                layout, cols = sqlite_pages.layout_of(self._db, table, columns)
+            pf = sqlite_pages.PageFile(self.path)
+        except (sqlite_pages.Unsupported, sqlite3.Error, OSError):
+            return
+        try:
+            if pf.wal and _has_wal(self.path):
+                return  # rows may still be in the write-ahead log: SQLite reads them
+            batches = sqlite_pages.batches(pf, layout, cols, rows)
+            while True:
+                try:
+                    rowids, t = next(batches)
+                except (StopIteration, sqlite_pages.Unsupported, OSError):
+                    return
+                if len(rowids):
+                    yield rowids, t
+        finally:
+            pf.close()
 
     def row_bound(self, table: str) -> int:
         lo, hi = self._rowids(table)
@@ -191,6 +233,13 @@ class SqliteSource:
             self._linkdir.cleanup()
             self._linkdir = None
             self._link = None
+
+
+def _has_wal(path: Path) -> bool:
+    try:
+        return Path(f"{path}-wal").stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _range_sql(table: str, columns: list[str], lo: int, hi: int) -> str:

@@ -1,0 +1,411 @@
+"""Read the rows of a SQLite rowid table straight from its B-tree pages, with numpy.
+
+SQLite hands out one value at a time; every reader built on it (the stdlib, connectorx,
+DuckDB) pays a call or a conversion per cell, 4-9x what SQLite needs to scan the table.
+An nsys export is written once and its big tables hold small integers only, so their
+records can be decoded column by column over thousands of rows at once:
+
+- the leaf pages of the table's B-tree, in key order (the interior pages are few);
+- per leaf cell: payload size and rowid (varints), then the record header, one
+  serial-type byte per column, which gives each value's width and so its offset;
+- each wanted column: one gather of 8 big-endian bytes per row at those offsets,
+  shifted down to the value's width (sign-extending), or the text bytes it spans.
+
+Layout facts are from the SQLite file-format document (https://sqlite.org/fileformat.html).
+Anything this reader does not decode (overflow pages, long text, multi-byte record
+headers, a value of the wrong type for its column, damage) raises `Unsupported` before any
+row of that batch is returned; the caller reads the rest of the table through SQLite,
+which also gives the real error for a damaged file. Every position is bounds-checked
+by numpy's indexing and every record must fill its payload exactly, so a bad page can
+make this reader give up, never return a wrong row.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from numpy.lib.stride_tricks import sliding_window_view
+
+_MAGIC = b"SQLite format 3\x00"
+_LEAF, _INTERIOR = 0x0D, 0x05
+
+#: value width in bytes of serial types 0-11 (10, 11 are reserved: rejected)
+_WIDTH = np.zeros(128, np.int64)
+_WIDTH[1:8] = [1, 2, 3, 4, 6, 8, 8]
+_WIDTH[12:] = (np.arange(12, 128) - 12) // 2  # blob (even) and text (odd) lengths
+#: right shift that brings an 8-byte big-endian word down to the value's width
+_SHIFT = np.zeros(128, np.int64)
+_SHIFT[1:7] = [56, 48, 40, 32, 16, 0]
+
+
+class Unsupported(Exception):
+    """A table, page or record this reader does not decode; SQLite reads it instead."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column to read: its place in the record and how its values decode."""
+
+    name: str
+    index: int  # position in the record (the declared column order)
+    kind: str  # "int", "float", "text" or "rowid" (an INTEGER PRIMARY KEY)
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    root: int  # root page of the table's B-tree
+    ncols: int  # declared columns, so the most a record may hold
+
+
+def affinity(declared: str) -> str:
+    """SQLite's column affinity of a declared type (the rules of section 3.1 of datatype3)."""
+    t = declared.upper()
+    if "INT" in t:
+        return "int"
+    if any(k in t for k in ("CHAR", "CLOB", "TEXT")):
+        return "text"
+    if "BLOB" in t or not t:
+        return "blob"
+    if any(k in t for k in ("REAL", "FLOA", "DOUB")):
+        return "float"
+    return "numeric"
+
+
+def layout_of(
+    db: sqlite3.Connection, table: str, names: list[str]
+) -> tuple[TableLayout, list[Column]]:
+    """Where `table` lives and how to decode its columns `names` (Unsupported if it is
+    not a plain rowid table of integers, reals and text)."""
+    row = db.execute(
+        "SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    if row is None or not row[0] or not row[1]:
+        raise Unsupported(f"{table}: not a stored table")
+    root, sql = int(row[0]), str(row[1])
+    if re.search(r"\bWITHOUT\s+ROWID\b", sql, re.IGNORECASE):
+        raise Unsupported(f"{table}: WITHOUT ROWID")
+    info = db.execute(f'PRAGMA table_xinfo("{table}")').fetchall()
+    # cid, name, type, notnull, dflt_value, pk, hidden
+    if any(r[6] for r in info):
+        raise Unsupported(f"{table}: generated or hidden columns")
+    keys = [r for r in info if r[5]]
+    alias = keys[0][1] if len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" else None
+    if alias is not None and re.search(r"PRIMARY\s+KEY\s+DESC", sql, re.IGNORECASE):
+        alias = None  # the one INTEGER PRIMARY KEY that is not the rowid
+    place = {r[1]: i for i, r in enumerate(info)}
+    cols = []
+    for name in names:
+        if name not in place:
+            raise Unsupported(f"{table}: no column {name}")
+        r = info[place[name]]
+        if r[4] is not None:
+            raise Unsupported(f"{table}.{name}: a default value")
+        kind = "rowid" if name == alias else affinity(str(r[2] or ""))
+        if kind not in ("int", "float", "text", "rowid"):
+            raise Unsupported(f"{table}.{name}: {kind} affinity")
+        cols.append(Column(name, place[name], kind))
+    return TableLayout(root, len(info)), cols
+
+
+class PageFile:
+    """The pages of a SQLite file, read with pread (a file that shrinks gives a short
+    read, not the SIGBUS a memory map would)."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            head = os.pread(self._fd, 100, 0)
+            if len(head) < 100 or head[:16] != _MAGIC:
+                raise Unsupported("not a SQLite 3 file")
+            size = int.from_bytes(head[16:18], "big")
+            self.page_size = 65536 if size == 1 else size
+            if self.page_size < 512 or self.page_size & (self.page_size - 1):
+                raise Unsupported(f"page size {self.page_size}")
+            self.usable = self.page_size - head[20]
+            self.utf8 = int.from_bytes(head[56:60], "big") in (0, 1)
+            self.wal = head[18] == 2 or head[19] == 2
+            self.pages = os.fstat(self._fd).st_size // self.page_size
+            self._buffer = np.zeros(0, np.uint8)
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def page(self, number: int) -> np.ndarray:
+        return self.read([number], np.zeros(self.page_size + 8, np.uint8))
+
+    def read(self, numbers: list[int], out: np.ndarray | None = None, pad: int = 8) -> np.ndarray:
+        """Pages `numbers` one after another, then `pad` zero bytes, in `out` or in a
+        buffer this file keeps for the next call (new memory costs a fault per 4 KiB)."""
+        ps = self.page_size
+        need = len(numbers) * ps + pad
+        if out is None:
+            if len(self._buffer) < need:
+                self._buffer = np.zeros(need, np.uint8)
+            out = self._buffer[:need]
+        out[-pad:] = 0
+        view = memoryview(out)  # type: ignore[arg-type]
+        i = 0
+        while i < len(numbers):
+            j = i + 1  # one pread for each run of consecutive pages
+            while j < len(numbers) and numbers[j] == numbers[j - 1] + 1:
+                j += 1
+            first = numbers[i]
+            if first < 1 or numbers[j - 1] > self.pages:
+                raise Unsupported(f"page {first} beyond the file")
+            want = (j - i) * ps
+            got = os.preadv(self._fd, [view[i * ps : j * ps]], (first - 1) * ps)
+            if got != want:
+                raise Unsupported("short read")
+            i = j
+        return out
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def leaf_pages(pf: PageFile, root: int) -> list[int]:
+    """The leaf pages of the table B-tree at `root`, left to right.
+
+    A B-tree's leaves are all at one depth: the tree is read level by level, and only
+    interior pages are read (the leaves are checked when they are decoded).
+    """
+    level = [root]
+    while True:
+        first = pf.page(level[0])
+        if int(first[100 if level[0] == 1 else 0]) == _LEAF:
+            return level
+        below: list[int] = []
+        for number in level:
+            below.extend(_children(pf, number))
+            if len(below) > pf.pages:
+                raise Unsupported("B-tree loops")
+        level = below
+
+
+def _children(pf: PageFile, number: int) -> list[int]:
+    page = pf.page(number)
+    at = 100 if number == 1 else 0
+    if int(page[at]) != _INTERIOR:
+        raise Unsupported(f"page {number} is not an interior table B-tree page")
+    n = (int(page[at + 3]) << 8) | int(page[at + 4])
+    ptrs = page[at + 12 : at + 12 + 2 * n].astype(np.int64)
+    if len(ptrs) != 2 * n:
+        raise Unsupported("cell pointers beyond the page")
+    kids = _be32(page, (ptrs[0::2] << 8) | ptrs[1::2]).tolist()
+    kids.append(int(_be32(page, np.array([at + 8]))[0]))  # the right-most child
+    return kids
+
+
+def _be32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    b = buf[at[:, None] + np.arange(4)].astype(np.int64)
+    return (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
+
+
+def varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The SQLite varints starting at positions `at`: (values, lengths in bytes).
+
+    Whole-vector steps, one per byte of the longest varint (`buf` must extend 8 bytes
+    past the last position): the varints of a page run have near the same length.
+    """
+    b = buf[at]
+    value = (b & 0x7F).astype(np.int64)
+    length = np.ones(len(at), np.int64)
+    going = b >= 0x80
+    for k in range(1, 9):
+        if not going.any():
+            break
+        b = buf[at + k]
+        step = (value << 8) | b if k == 8 else (value << 7) | (b & 0x7F)
+        np.copyto(value, step, where=going)
+        length += going
+        going &= b >= 0x80
+    return value, length
+
+
+def batches(
+    pf: PageFile, layout: TableLayout, columns: list[Column], rows: int
+) -> Iterator[tuple[np.ndarray, pa.Table]]:
+    """(rowids, table of `columns`) for runs of leaf pages holding about `rows` rows."""
+    try:
+        leaves = leaf_pages(pf, layout.root)
+    except IndexError as e:  # a position that points outside a page
+        raise Unsupported("damaged interior page") from e
+    if not leaves:
+        return
+    first = pf.page(leaves[0])
+    per_page = max(1, (int(first[3]) << 8) | int(first[4]))
+    step = max(1, rows // per_page)
+    last = None
+    for i in range(0, len(leaves), step):
+        try:
+            rowids, table = decode(pf, leaves[i : i + step], layout, columns)
+        except IndexError as e:
+            raise Unsupported("damaged leaf page") from e
+        if len(rowids) and last is not None and rowids[0] <= last:
+            raise Unsupported("rowids out of order")
+        if len(rowids):
+            last = int(rowids[-1])
+        yield rowids, table
+
+
+def decode(
+    pf: PageFile, pages: list[int], layout: TableLayout, columns: list[Column]
+) -> tuple[np.ndarray, pa.Table]:
+    """The rows on leaf `pages`, in order, as Arrow columns."""
+    buf = pf.read(pages, pad=layout.ncols + 8)
+    cell, end = _cells(pf, buf, len(pages))
+    size, n1 = varints(buf, cell)
+    rowid, n2 = varints(buf, cell + n1)
+    rec = cell + n1 + n2
+    if bool(np.any(rec + size > end)):
+        raise Unsupported("cell beyond its page")
+    if len(rowid) > 1 and not bool(np.all(rowid[1:] > rowid[:-1])):
+        raise Unsupported("rowids out of order")
+    if bool(np.any(size > pf.usable - 35)):
+        raise Unsupported("a row spills to overflow pages")
+    head = buf[rec].astype(np.int64)
+    if bool(np.any((head >= 0x80) | (head < 1) | (head > size))):
+        raise Unsupported("record header of more than one byte")
+    kinds = _serial_types(buf, rec, head - 1, layout.ncols)
+    lo, hi = kinds.min(axis=1), kinds.max(axis=1)
+    wanted = {c.index: c for c in columns}
+    arrays: dict[str, pa.Array] = {}
+    offset = rec + head  # where column j's value starts, less `fixed`
+    fixed = 0  # widths of the columns so far whose values all have one serial type
+    for j in range(layout.ncols):
+        kind = kinds[j]
+        same = lo[j] == hi[j]
+        types = lo[j : j + 1] if same else np.flatnonzero(np.bincount(kind, minlength=128))
+        if types[-1] >= 0x80 or 10 in types or 11 in types:
+            raise Unsupported("serial type of more than one byte")
+        if j in wanted:
+            at = offset + fixed
+            arrays[wanted[j].name] = _values(buf, at, kind, types, rowid, wanted[j], pf.utf8)
+        if same:
+            fixed += int(_WIDTH[types[0]])
+        else:
+            offset = offset + _WIDTH[kind]
+    if bool(np.any(offset + fixed != rec + size)):
+        raise Unsupported("record does not fill its payload")
+    return rowid, pa.table({c.name: arrays[c.name] for c in columns})
+
+
+def _serial_types(buf: np.ndarray, rec: np.ndarray, count: np.ndarray, ncols: int) -> np.ndarray:
+    """(ncols, rows): the first byte of each value's serial type, a column per row; 0
+    (NULL) past a record's end (one written before an ALTER TABLE ADD COLUMN is short)."""
+    if bool(np.any(count > ncols)):
+        raise Unsupported("record with more columns than the table")
+    kinds = sliding_window_view(buf, ncols)[rec + 1]  # each record's header bytes
+    if not bool(np.all(count == ncols)):
+        kinds = np.where(np.arange(ncols) < count[:, None], kinds, 0).astype(np.uint8)
+    return np.ascontiguousarray(kinds.T)
+
+
+def _cells(pf: PageFile, buf: np.ndarray, npages: int) -> tuple[np.ndarray, np.ndarray]:
+    """Buffer positions of every cell on the leaf pages in `buf`, in key order, and of
+    the end of each one's page."""
+    ps = pf.page_size
+    base = np.arange(npages, dtype=np.int64) * ps
+    if bool(np.any(buf[base] != _LEAF)):
+        raise Unsupported("page is not a table leaf")
+    n = (buf[base + 3].astype(np.int64) << 8) | buf[base + 4]
+    total = int(n.sum())
+    page_of = np.repeat(np.arange(npages), n)
+    slot = np.arange(total) - np.repeat(np.cumsum(n) - n, n)
+    at = base[page_of] + 8 + 2 * slot
+    ptr = (buf[at].astype(np.int64) << 8) | buf[at + 1]
+    if bool(np.any((ptr < 8 + 2 * n[page_of]) | (ptr >= pf.usable))):
+        raise Unsupported("cell pointer outside its page")
+    start = base[page_of]
+    return start + ptr, start + pf.usable
+
+
+def _values(
+    buf: np.ndarray,
+    at: np.ndarray,
+    kind: np.ndarray,
+    types: np.ndarray,
+    rowid: np.ndarray,
+    col: Column,
+    utf8: bool,
+) -> pa.Array:
+    """Column `col` of the records whose value is at `at` and has serial type `kind`
+    (`types`: the distinct kinds, sorted)."""
+    if col.kind == "rowid":  # an INTEGER PRIMARY KEY is the rowid, stored as NULL
+        return pa.array(rowid)
+    null = kind == 0 if types[0] == 0 else None
+    if col.kind == "text":
+        if not utf8 or any(t != 0 and (t < 13 or t % 2 == 0) for t in types):
+            raise Unsupported(f"{col.name}: not all text")
+        return _text(buf, at, kind, null)
+    if types[-1] >= 12:
+        raise Unsupported(f"{col.name}: text or blob in a numeric column")
+    if col.kind == "int" and 7 in types:
+        raise Unsupported(f"{col.name}: a REAL in an INTEGER column")
+    values = _numbers(buf, at, kind, types, col.kind == "float")
+    if null is not None:
+        values[null] = 0
+        return pa.array(values, mask=null)
+    return pa.array(values)
+
+
+def _numbers(
+    buf: np.ndarray, at: np.ndarray, kind: np.ndarray, types: np.ndarray, real: bool
+) -> np.ndarray:
+    """int64 (float64 if `real`) values of serial types 0-9 at `at`."""
+    ints_of = [int(t) for t in types if 1 <= t <= 6]
+    if 7 in types or (ints_of and max(ints_of) > 1):
+        raw = _words(buf)[at].byteswap()  # 8 big-endian bytes from each value's start
+        one = len(ints_of) == len(types)  # a single integer width: one shift for all
+        ints = raw >> (_SHIFT[ints_of[0]] if one and len(ints_of) == 1 else _SHIFT[kind])
+    elif ints_of:  # 8-bit values (and constants, NULLs): one byte each
+        raw = None
+        ints = buf[at].view(np.int8).astype(np.int64)
+    else:
+        raw = None
+        ints = np.zeros(len(at), np.int64)
+    if 8 in types or 9 in types:  # the constants 0 and 1 have no bytes
+        ints = np.where(kind >= 8, kind.astype(np.int64) - 8, ints)
+    if not real:
+        return ints
+    values = ints.astype(np.float64)  # REAL affinity keeps integral values as integers
+    if raw is not None and 7 in types:
+        isfloat = kind == 7
+        values[isfloat] = raw[isfloat].view(np.float64)
+    return values
+
+
+def _words(buf: np.ndarray) -> np.ndarray:
+    """Every 8-byte little-endian word of `buf`, one starting at each byte (a view)."""
+    return np.ndarray(shape=(len(buf) - 7,), dtype="<i8", buffer=buf, offset=0, strides=(1,))
+
+
+def _text(buf: np.ndarray, at: np.ndarray, kind: np.ndarray, null: np.ndarray | None) -> pa.Array:
+    lengths = (kind.astype(np.int64) - 13) // 2
+    if null is not None:
+        lengths[null] = 0
+    offsets = np.zeros(len(at) + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    spans = np.repeat(at - offsets[:-1], lengths) + np.arange(total)
+    data = buf[spans]
+    valid, nulls = None, 0
+    if null is not None:
+        valid, nulls = pa.array(~null).buffers()[1], int(null.sum())
+    arr = pa.StringArray.from_buffers(
+        len(at), pa.py_buffer(offsets), pa.py_buffer(data), valid, nulls
+    )
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid as e:
+        raise Unsupported("text that is not UTF-8") from e
+    return arr
