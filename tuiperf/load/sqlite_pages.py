@@ -16,8 +16,8 @@ Anything this reader does not decode (overflow pages, long text, multi-byte reco
 headers, a value of the wrong type for its column, damage) raises `Unsupported` before any
 row of that batch is returned; the caller reads the rest of the table through SQLite,
 which also gives the real error for a damaged file. Every position is bounds-checked
-by numpy's indexing and every record must fill its payload exactly, so a bad page can
-make this reader give up, never return a wrong row.
+by numpy's indexing, rowids must rise, and every record must fill its payload exactly:
+a page whose structure is damaged makes this reader give up, not guess.
 """
 
 from __future__ import annotations
@@ -25,12 +25,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import threading
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -136,7 +132,7 @@ class PageFile:
             self.utf8 = int.from_bytes(head[56:60], "big") in (0, 1)
             self.wal = head[18] == 2 or head[19] == 2
             self.pages = os.fstat(self._fd).st_size // self.page_size
-            self._kept = threading.local()
+            self._kept = np.zeros(0, np.uint8)
         except BaseException:
             os.close(self._fd)
             raise
@@ -149,11 +145,10 @@ class PageFile:
         buffer this file keeps for the next call (new memory costs a fault per 4 KiB)."""
         ps = self.page_size
         need = len(numbers) * ps + pad
-        if out is None:  # one buffer per thread: pages are decoded in several
-            kept = getattr(self._kept, "buffer", None)
-            if kept is None or len(kept) < need:
-                kept = self._kept.buffer = np.zeros(need, np.uint8)
-            out = kept[:need]
+        if out is None:
+            if len(self._kept) < need:
+                self._kept = np.zeros(need, np.uint8)
+            out = self._kept[:need]
         out[-pad:] = 0
         view = memoryview(out)  # type: ignore[arg-type]
         i = 0
@@ -237,10 +232,9 @@ def varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def batches(
-    pf: PageFile, layout: TableLayout, columns: list[Column], rows: int, workers: int = 1
+    pf: PageFile, layout: TableLayout, columns: list[Column], rows: int
 ) -> Iterator[tuple[np.ndarray, pa.Table]]:
-    """(rowids, table of `columns`) for runs of leaf pages holding about `rows` rows, in
-    order; `workers` runs decode at once (numpy releases the GIL in its loops)."""
+    """(rowids, table of `columns`) for runs of leaf pages holding about `rows` rows."""
     try:
         leaves = leaf_pages(pf, layout.root)
     except IndexError as e:  # a position that points outside a page
@@ -250,32 +244,17 @@ def batches(
     first = pf.page(leaves[0])
     per_page = max(1, (int(first[3]) << 8) | int(first[4]))
     step = max(1, rows // per_page)
-    runs = iter([leaves[i : i + step] for i in range(0, len(leaves), step)])
     last = None
-    pool = ThreadPoolExecutor(max(workers, 1), thread_name_prefix="tuiperf-pages")
-    try:
-        pending = deque(pool.submit(_decode, pf, r, layout, columns) for r in islice(runs, workers))
-        while pending:
-            rowids, table = pending.popleft().result()
-            more = next(runs, None)
-            if more is not None:
-                pending.append(pool.submit(_decode, pf, more, layout, columns))
-            if len(rowids) and last is not None and rowids[0] <= last:
-                raise Unsupported("rowids out of order")
-            if len(rowids):
-                last = int(rowids[-1])
-            yield rowids, table
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _decode(
-    pf: PageFile, pages: list[int], layout: TableLayout, columns: list[Column]
-) -> tuple[np.ndarray, pa.Table]:
-    try:
-        return decode(pf, pages, layout, columns)
-    except IndexError as e:
-        raise Unsupported("damaged leaf page") from e
+    for i in range(0, len(leaves), step):
+        try:
+            rowids, table = decode(pf, leaves[i : i + step], layout, columns)
+        except IndexError as e:
+            raise Unsupported("damaged leaf page") from e
+        if len(rowids) and last is not None and rowids[0] <= last:
+            raise Unsupported("rowids out of order")
+        if len(rowids):
+            last = int(rowids[-1])
+        yield rowids, table
 
 
 def decode(
