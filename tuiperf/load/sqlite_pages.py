@@ -272,10 +272,10 @@ def decode(
         raise Unsupported("rowids out of order")
     if bool(np.any(size > pf.usable - 35)):
         raise Unsupported("a row spills to overflow pages")
-    head = buf[rec].astype(np.int64)
-    if bool(np.any((head >= 0x80) | (head < 1) | (head > size))):
-        raise Unsupported("record header of more than one byte")
-    kinds = _serial_types(buf, rec, head - 1, layout.ncols)
+    head, head_bytes = varints(buf, rec)  # the header's size, counting its own varint
+    if bool(np.any((head < head_bytes) | (head > size))):
+        raise Unsupported("record header larger than its record")
+    kinds = _serial_types(buf, rec, head, head_bytes, layout.ncols)
     lo, hi = kinds.min(axis=1), kinds.max(axis=1)
     wanted = {c.index: c for c in columns}
     arrays: dict[str, pa.Array] = {}
@@ -284,30 +284,66 @@ def decode(
     for j in range(layout.ncols):
         kind = kinds[j]
         same = lo[j] == hi[j]
-        types = lo[j : j + 1] if same else np.flatnonzero(np.bincount(kind, minlength=128))
-        if types[-1] >= 0x80 or 10 in types or 11 in types:
-            raise Unsupported("serial type of more than one byte")
+        types = lo[j : j + 1] if same else np.flatnonzero(np.bincount(kind))
+        if 10 in types or 11 in types:
+            raise Unsupported("reserved serial type")
         if j in wanted:
             at = offset + fixed
             arrays[wanted[j].name] = _values(buf, at, kind, types, rowid, wanted[j], pf.utf8)
         if same:
-            fixed += int(_WIDTH[types[0]])
+            fixed += _width(int(types[0]))
         else:
-            offset = offset + _WIDTH[kind]
+            offset = offset + _widths(kind)
     if bool(np.any(offset + fixed != rec + size)):
         raise Unsupported("record does not fill its payload")
     return rowid, pa.table({c.name: arrays[c.name] for c in columns})
 
 
-def _serial_types(buf: np.ndarray, rec: np.ndarray, count: np.ndarray, ncols: int) -> np.ndarray:
-    """(ncols, rows): the first byte of each value's serial type, a column per row; 0
-    (NULL) past a record's end (one written before an ALTER TABLE ADD COLUMN is short)."""
-    if bool(np.any(count > ncols)):
-        raise Unsupported("record with more columns than the table")
-    kinds = sliding_window_view(buf, ncols)[rec + 1]  # each record's header bytes
-    if not bool(np.all(count == ncols)):
-        kinds = np.where(np.arange(ncols) < count[:, None], kinds, 0).astype(np.uint8)
-    return np.ascontiguousarray(kinds.T)
+def _width(kind: int) -> int:
+    return (kind - 12) // 2 if kind >= 12 else int(_WIDTH[kind])
+
+
+def _widths(kind: np.ndarray) -> np.ndarray:
+    if kind.dtype == np.uint8:  # every serial type below 128
+        return _WIDTH[kind]
+    return np.where(kind >= 12, (kind - 12) // 2, _WIDTH[np.minimum(kind, 12)])
+
+
+def _serial_types(
+    buf: np.ndarray, rec: np.ndarray, head: np.ndarray, head_bytes: np.ndarray, ncols: int
+) -> np.ndarray:
+    """(ncols, rows): each value's serial type, a column per row; 0 (NULL) past a
+    record's end (one written before an ALTER TABLE ADD COLUMN is short).
+
+    The usual record has one byte per serial type (numbers, text under 57 bytes): the
+    header bytes are the serial types, copied at once. Otherwise they are varints,
+    decoded column by column.
+    """
+    count = head - 1  # serial types in each record, if each is one byte
+    if bool(np.all(head_bytes == 1)) and bool(np.all(count <= ncols)):
+        kinds = sliding_window_view(buf, ncols)[rec + 1]  # each record's header bytes
+        if not bool(np.all(count == ncols)):
+            kinds = np.where(np.arange(ncols) < count[:, None], kinds, 0).astype(np.uint8)
+        kinds = np.ascontiguousarray(kinds.T)
+        if int(kinds.max(initial=0)) < 0x80:
+            return kinds
+    return _serial_type_varints(buf, rec + head_bytes, rec + head, ncols)
+
+
+def _serial_type_varints(
+    buf: np.ndarray, at: np.ndarray, end: np.ndarray, ncols: int
+) -> np.ndarray:
+    kinds = np.zeros((ncols, len(at)), np.int64)
+    for j in range(ncols):
+        here = at < end
+        if not bool(here.any()):
+            break
+        kind, length = varints(buf, at)
+        kinds[j] = np.where(here, kind, 0)
+        at = np.where(here, at + length, at)
+    if bool(np.any(at != end)):
+        raise Unsupported("record header does not match its columns")
+    return kinds
 
 
 def _cells(pf: PageFile, buf: np.ndarray, npages: int) -> tuple[np.ndarray, np.ndarray]:
@@ -344,7 +380,7 @@ def _values(
         return pa.array(rowid)
     null = kind == 0 if types[0] == 0 else None
     if col.kind == "text":
-        if not utf8 or any(t != 0 and (t < 13 or t % 2 == 0) for t in types):
+        if not utf8 or bool(np.any((types != 0) & ((types < 13) | (types % 2 == 0)))):
             raise Unsupported(f"{col.name}: not all text")
         return _text(buf, at, kind, null)
     if types[-1] >= 12:
@@ -390,22 +426,36 @@ def _words(buf: np.ndarray) -> np.ndarray:
 
 
 def _text(buf: np.ndarray, at: np.ndarray, kind: np.ndarray, null: np.ndarray | None) -> pa.Array:
+    """Strings of `lengths` bytes at `at`, gathered by Arrow, not byte by byte in numpy.
+
+    The spans do not overlap, so in address order they and the gaps between them are the
+    elements of one binary array over `buf`; taking every other element, in row order,
+    copies each string once.
+    """
+    n = len(at)
     lengths = (kind.astype(np.int64) - 13) // 2
     if null is not None:
         lengths[null] = 0
-    offsets = np.zeros(len(at) + 1, np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    total = int(offsets[-1])
-    spans = np.repeat(at - offsets[:-1], lengths) + np.arange(total)
-    data = buf[spans]
-    valid, nulls = None, 0
-    if null is not None:
-        valid, nulls = pa.array(~null).buffers()[1], int(null.sum())
-    arr = pa.StringArray.from_buffers(
-        len(at), pa.py_buffer(offsets), pa.py_buffer(data), valid, nulls
+    order = np.argsort((at << 1) | (lengths > 0), kind="stable")  # empty ones first
+    starts = at[order]
+    bounds = np.empty(2 * n + 1, np.int64)
+    bounds[0:-1:2] = starts
+    bounds[1::2] = starts + lengths[order]
+    bounds[-1] = bounds[-2]
+    if n and (bounds[0] < 0 or bool(np.any(bounds[1:] < bounds[:-1]))):
+        raise Unsupported("text values overlap")
+    spans = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), 2 * n, [None, pa.py_buffer(bounds), pa.py_buffer(buf)]
     )
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
     try:
-        arr.validate(full=True)
-    except pa.ArrowInvalid as e:
+        text = spans.take(pa.array(2 * rank)).cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowCapacityError) as e:
         raise Unsupported("text that is not UTF-8") from e
-    return arr
+    if null is None:
+        return text
+    offsets, data = text.buffers()[1:]
+    return pa.StringArray.from_buffers(
+        n, offsets, data, pa.array(~null).buffers()[1], int(null.sum())
+    )
