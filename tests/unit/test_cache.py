@@ -147,3 +147,57 @@ def test_store_failure_leaves_no_entry(
         open_trace(report, OpenOptions(cache_dir=root))
     assert list(root.iterdir()) == []
     assert Cache(root).load(CacheKey.for_source(report, "nsys-sqlite")) is None
+
+
+def test_tables_are_written_while_the_next_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`add` hands a table to the writer thread and returns; `finish` waits for it."""
+    import threading
+
+    import pyarrow as pa
+
+    import tuiperf.load.cache as cache_mod
+    from tuiperf.load.cache import EntryWriter, read_ipc
+
+    release = threading.Event()
+    real = cache_mod.write_ipc
+
+    def slow(path, table, compression=None):  # type: ignore[no-untyped-def]
+        assert threading.current_thread() is not threading.main_thread()
+        release.wait(10)
+        real(path, table, compression)
+
+    monkeypatch.setattr(cache_mod, "write_ipc", slow)
+    w = EntryWriter(tmp_path)
+    w.add("a", pa.table({"x": [1, 2, 3]}))
+    w.add("b", pa.table({"x": [4]}))  # returns although "a" is still being written
+    assert not (tmp_path / "a.arrow").exists()
+    release.set()
+    w.finish()
+    assert read_ipc(tmp_path / "a.arrow")["x"].to_pylist() == [1, 2, 3]
+    assert read_ipc(tmp_path / "b.arrow")["x"].to_pylist() == [4]
+    assert w.manifest()["tables"] == {"a": 3, "b": 1}
+
+
+def test_a_failing_build_keeps_its_own_error_and_leaves_no_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's exception wins over a write that also failed; the writer stops."""
+    import threading
+
+    import pyarrow as pa
+
+    import tuiperf.load.cache as cache_mod
+
+    def full(path, table, compression=None):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_mod, "write_ipc", full)
+    cache = Cache(tmp_path / "c")
+    key = CacheKey("run", "p" * 16, "i" * 16)
+    with pytest.raises(KeyError, match="boom"), cache.writer(key) as w:
+        w.add("a", pa.table({"x": [1]}))
+        raise KeyError("boom")
+    assert list((tmp_path / "c").iterdir()) == []
+    assert not any(t.name == "tuiperf-cache-writer" for t in threading.enumerate())
