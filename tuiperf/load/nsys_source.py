@@ -27,6 +27,9 @@ from tuiperf.load.malloc_arenas import limit_arenas
 #: above it connectorx is 3-5x faster (48k memcpy rows: 0.27 -> 0.06 s)
 _CONNECTORX_MIN_ROWS = 2_000
 
+#: batches of a whole-table `read` (bounds the page reader's temporaries)
+_READ_BATCH_ROWS = 1 << 16
+
 _VERSIONED = re.compile(r"^(?P<base>.+?)(?:_V(?P<ver>\d+))?$")
 
 
@@ -102,7 +105,7 @@ class SqliteSource:
         lo, hi = self._rowids(table)
         if hi - lo < _CONNECTORX_MIN_ROWS:
             return self._read_range(table, columns, lo, hi + 1)
-        parts = list(self.read_batches(table, columns, max(hi - lo + 1, 1)))
+        parts = list(self.read_batches(table, columns, _READ_BATCH_ROWS))
         if not parts:
             return self._read_range(table, columns, lo, hi + 1)
         return pa.concat_tables(parts, promote_options="permissive")
@@ -110,22 +113,33 @@ class SqliteSource:
     def read_batches(self, table: str, columns: list[str], rows: int) -> Iterator[pa.Table]:
         """The table in batches of about `rows` rows, in rowid order.
 
-        Big tables are decoded from their pages (sqlite_pages); whatever that reader
-        gives up on, from the first row it has not returned, is read through SQLite
-        in rowid ranges (SQLite seeks the B-tree by rowid).
+        Big tables are decoded from their pages (sqlite_pages); the rows that reader
+        skips, and all rows when it steps aside, are read through SQLite in rowid
+        ranges (SQLite seeks the B-tree by rowid).
         """
         lo, hi = self._rowids(table)
         start = lo
         if hi - lo >= _CONNECTORX_MIN_ROWS:
-            for rowids, t in self._page_batches(table, columns, rows):
-                yield t
-                start = int(rowids[-1]) + 1
-        for s in range(start, hi + 1, rows):
-            yield self._read_range(table, columns, s, min(s + rows, hi + 1))
+            for item in self._page_batches(table, columns, rows):
+                if isinstance(item, sqlite_pages.Skipped):
+                    end = hi + 1 if item.before is None else item.before
+                    yield from self._ranges(table, columns, start, end, rows)
+                    start = end
+                else:
+                    rowids, t = item
+                    yield t
+                    start = int(rowids[-1]) + 1
+        yield from self._ranges(table, columns, start, hi + 1, rows)
+
+    def _ranges(
+        self, table: str, columns: list[str], lo: int, hi: int, rows: int
+    ) -> Iterator[pa.Table]:
+        for s in range(lo, hi, rows):
+            yield self._read_range(table, columns, s, min(s + rows, hi))
 
     def _page_batches(
         self, table: str, columns: list[str], rows: int
-    ) -> Iterator[tuple[np.ndarray, pa.Table]]:
+    ) -> Iterator[tuple[np.ndarray, pa.Table] | sqlite_pages.Skipped]:
         if os.environ.get("TUIPERF_NO_PAGE_READER") or not columns:
             return
         try:
@@ -140,11 +154,11 @@ class SqliteSource:
             batches = sqlite_pages.batches(pf, layout, cols, rows)
             while True:
                 try:
-                    rowids, t = next(batches)
+                    item = next(batches)
                 except (StopIteration, sqlite_pages.Unsupported, OSError):
                     return
-                if len(rowids):
-                    yield rowids, t
+                if isinstance(item, sqlite_pages.Skipped) or len(item[0]):
+                    yield item
         finally:
             pf.close()
 

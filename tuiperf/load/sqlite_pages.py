@@ -231,10 +231,24 @@ def varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return value, length
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Leaf pages this reader gave up on, up to the rows it returns next (`before`: the
+    first rowid after them, None at the end of the table): SQLite reads those rows."""
+
+    before: int | None
+
+
 def batches(
     pf: PageFile, layout: TableLayout, columns: list[Column], rows: int
-) -> Iterator[tuple[np.ndarray, pa.Table]]:
-    """(rowids, table of `columns`) for runs of leaf pages holding about `rows` rows."""
+) -> Iterator[tuple[np.ndarray, pa.Table] | Skipped]:
+    """(rowids, table of `columns`) for runs of leaf pages holding about `rows` rows, in
+    rowid order, with a `Skipped` in place of the runs it does not decode.
+
+    What is skipped is bounded by the rows around it, not by rowids read from the pages
+    given up on: whatever they hold, reading the rowids between through SQLite misses
+    and repeats nothing.
+    """
     try:
         leaves = leaf_pages(pf, layout.root)
     except IndexError as e:  # a position that points outside a page
@@ -245,16 +259,24 @@ def batches(
     per_page = max(1, (int(first[3]) << 8) | int(first[4]))
     step = max(1, rows // per_page)
     last = None
+    skipped = False
     for i in range(0, len(leaves), step):
         try:
             rowids, table = decode(pf, leaves[i : i + step], layout, columns)
-        except IndexError as e:
-            raise Unsupported("damaged leaf page") from e
-        if len(rowids) and last is not None and rowids[0] <= last:
+        except (Unsupported, IndexError):  # IndexError: a position outside the pages
+            skipped = True
+            continue
+        if not len(rowids):
+            continue
+        if last is not None and rowids[0] <= last:
             raise Unsupported("rowids out of order")
-        if len(rowids):
-            last = int(rowids[-1])
+        if skipped:
+            yield Skipped(int(rowids[0]))
+            skipped = False
+        last = int(rowids[-1])
         yield rowids, table
+    if skipped:
+        yield Skipped(None)
 
 
 def decode(
