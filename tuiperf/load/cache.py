@@ -13,11 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import secrets
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,56 +54,22 @@ def atomic_write_ipc(path: Path, table: pa.Table) -> None:
 
 
 class EntryWriter:
-    """Writes the tables of one cache entry into its temporary folder.
-
-    Each table is written in a helper thread while the caller builds the next one:
-    writing is the kernel's work (page cache), reading and normalizing are numpy's, so
-    on two cores they overlap. One table waits at most, so memory holds two at worst.
-    """
+    """Writes the tables of one cache entry into its temporary folder."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.rows: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
-        self._queue: queue.Queue[tuple[str, pa.Table] | None] = queue.Queue(maxsize=1)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._drain, name="tuiperf-cache-writer")
-        self._thread.start()
 
     def add(self, name: str, table: pa.Table) -> None:
-        self._raise_error()
-        self.rows[name] = table.num_rows
-        self._queue.put((name, table))
-
-    def finish(self, quiet: bool = False) -> None:
-        """Wait for the writes; raise the first one that failed (unless `quiet`)."""
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
-        if not quiet:
-            self._raise_error()
-
-    def _drain(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._error is not None:
-                continue  # keep taking tables so that `add` never blocks for ever
-            name, table = item
-            try:
-                write_ipc(self.folder / f"{name}.arrow", table)
-            except BaseException as e:
-                self._error = e
-            del item, table
-
-    def _raise_error(self) -> None:
-        e = self._error
-        if e is None:
-            return
-        if isinstance(e, OSError):
+        try:
+            write_ipc(self.folder / f"{name}.arrow", table)
+        except OSError as e:
             raise CacheError(
                 f"cannot write the cache in {self.folder.parent} ({e.strerror or e}); "
                 "free space, pass --cache-dir DIR or --no-cache"
             ) from e
-        raise e
+        self.rows[name] = table.num_rows
 
     def manifest(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "tables": self.rows, "meta": self.meta}
@@ -159,12 +123,7 @@ class Cache:
         tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".tmp-{os.getpid()}-"))
         w = EntryWriter(tmp)
         try:
-            try:
-                yield w
-            except BaseException:
-                w.finish(quiet=True)  # the writes stop before the folder goes
-                raise
-            w.finish()
+            yield w
             (tmp / MANIFEST).write_text(json.dumps(w.manifest(), indent=1))
             self._publish(tmp, self.entry(key))
         except BaseException:
