@@ -115,13 +115,13 @@ def layout_of(
 
 
 class PageFile:
-    """The pages of a SQLite file, read with pread (a file that shrinks gives a short
+    """The pages of a SQLite file, read into buffers (a file that shrinks gives a short
     read, not the SIGBUS a memory map would)."""
 
     def __init__(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close())
         try:
-            head = os.pread(self._fd, 100, 0)
+            head = self._file.read(100)
             if len(head) < 100 or head[:16] != _MAGIC:
                 raise Unsupported("not a SQLite 3 file")
             size = int.from_bytes(head[16:18], "big")
@@ -131,10 +131,10 @@ class PageFile:
             self.usable = self.page_size - head[20]
             self.utf8 = int.from_bytes(head[56:60], "big") in (0, 1)
             self.wal = head[18] == 2 or head[19] == 2
-            self.pages = os.fstat(self._fd).st_size // self.page_size
+            self.pages = os.fstat(self._file.fileno()).st_size // self.page_size
             self._kept = np.zeros(0, np.uint8)
         except BaseException:
-            os.close(self._fd)
+            self._file.close()
             raise
 
     def page(self, number: int) -> np.ndarray:
@@ -153,23 +153,27 @@ class PageFile:
         view = memoryview(out)  # type: ignore[arg-type]
         i = 0
         while i < len(numbers):
-            j = i + 1  # one pread for each run of consecutive pages
+            j = i + 1  # one read for each run of consecutive pages
             while j < len(numbers) and numbers[j] == numbers[j - 1] + 1:
                 j += 1
             first = numbers[i]
             if first < 1 or numbers[j - 1] > self.pages:
                 raise Unsupported(f"page {first} beyond the file")
-            want = (j - i) * ps
-            got = os.preadv(self._fd, [view[i * ps : j * ps]], (first - 1) * ps)
-            if got != want:
-                raise Unsupported("short read")
+            self._read_into(view[i * ps : j * ps], (first - 1) * ps)
             i = j
         return out
 
+    def _read_into(self, view: memoryview, offset: int) -> None:
+        self._file.seek(offset)
+        done = 0
+        while done < len(view):
+            got = self._file.readinto(view[done:])
+            if not got:
+                raise Unsupported("the file ends before its pages")
+            done += got
+
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.close()
 
 
 def leaf_pages(pf: PageFile, root: int) -> list[int]:
