@@ -97,7 +97,10 @@ class SqliteSource:
     def columns(self, table: str) -> list[str]:
         with self._db_lock:
             if table not in self._columns:
-                cur = self._db.execute(f'SELECT * FROM "{table}" LIMIT 0')
+                try:
+                    cur = self._db.execute(f'SELECT * FROM "{table}" LIMIT 0')
+                except sqlite3.Error as e:
+                    raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
                 self._columns[table] = [d[0] for d in cur.description]
             return self._columns[table]
 
@@ -181,8 +184,11 @@ class SqliteSource:
         # in O(log n), but `SELECT min(rowid), max(rowid)` together scans the whole table
         with self._db_lock:
             if table not in self._bounds:
-                lo = self._db.execute(f'SELECT min(rowid) FROM "{table}"').fetchone()[0]
-                hi = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()[0]
+                try:
+                    lo = self._db.execute(f'SELECT min(rowid) FROM "{table}"').fetchone()[0]
+                    hi = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()[0]
+                except sqlite3.Error as e:
+                    raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
                 self._bounds[table] = (0, -1) if lo is None else (int(lo), int(hi))
             return self._bounds[table]
 

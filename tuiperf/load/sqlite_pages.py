@@ -34,6 +34,8 @@ import pyarrow as pa
 from numpy.lib.stride_tricks import sliding_window_view
 
 _MAGIC = b"SQLite format 3\x00"
+#: SQLite's own limit on B-tree depth (BTCURSOR_MAX_DEPTH)
+_MAX_DEPTH = 20
 _LEAF, _INTERIOR = 0x0D, 0x05
 
 #: value width in bytes of serial types 0-11 (10, 11 are reserved: rejected)
@@ -183,7 +185,7 @@ def leaf_pages(pf: PageFile, root: int) -> list[int]:
     interior pages are read (the leaves are checked when they are decoded).
     """
     level = [root]
-    while True:
+    for _ in range(_MAX_DEPTH):
         first = pf.page(level[0])
         if int(first[100 if level[0] == 1 else 0]) == _LEAF:
             return level
@@ -193,6 +195,7 @@ def leaf_pages(pf: PageFile, root: int) -> list[int]:
             if len(below) > pf.pages:
                 raise Unsupported("B-tree loops")
         level = below
+    raise Unsupported("B-tree deeper than SQLite makes them (a loop)")
 
 
 def _children(pf: PageFile, number: int) -> list[int]:
@@ -292,12 +295,12 @@ def decode(
     size, n1 = varints(buf, cell)
     rowid, n2 = varints(buf, cell + n1)
     rec = cell + n1 + n2
+    if bool(np.any(size > pf.usable - 35)):
+        raise Unsupported("a row spills to overflow pages")
     if bool(np.any(rec + size > end)):
         raise Unsupported("cell beyond its page")
     if len(rowid) > 1 and not bool(np.all(rowid[1:] > rowid[:-1])):
         raise Unsupported("rowids out of order")
-    if bool(np.any(size > pf.usable - 35)):
-        raise Unsupported("a row spills to overflow pages")
     head, head_bytes = varints(buf, rec)  # the header's size, counting its own varint
     if bool(np.any((head < head_bytes) | (head > size))):
         raise Unsupported("record header larger than its record")
