@@ -66,6 +66,29 @@ def _corrupt_pages(src: Path, dst: Path) -> Path:
     return dst
 
 
+def _damaged_btree(src: Path, dst: Path, how: str) -> Path:
+    """The API table's B-tree (big enough for the page reader) damaged in one place."""
+    dst.write_bytes(src.read_bytes())
+    db = sqlite3.connect(dst)
+    (root,) = db.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_RUNTIME'"
+    ).fetchone()
+    (size,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    data = bytearray(dst.read_bytes())
+    at = (root - 1) * size
+    assert data[at] == 0x05  # an interior page
+    if how == "loop":  # its right-most child is itself
+        data[at + 8 : at + 12] = root.to_bytes(4, "big")
+    else:  # its first child, a leaf: garbage records (SQLite says it is malformed;
+        # garbage cell pointers, by contrast, get random answers from SQLite itself)
+        first = int.from_bytes(data[at + 12 : at + 14], "big")
+        leaf = (int.from_bytes(data[at + first : at + first + 4], "big") - 1) * size
+        data[leaf + 200 : leaf + 712] = bytes(range(256)) * 2
+    dst.write_bytes(bytes(data))
+    return dst
+
+
 def _not_nsys(dst: Path) -> Path:
     db = sqlite3.connect(dst)
     db.execute("create table people (name text, age int)")
@@ -92,6 +115,8 @@ CASES = {
     "truncated sqlite 30%": lambda d, s: _truncated(s, d / "t30.sqlite", 0.3),
     "truncated sqlite 90%": lambda d, s: _truncated(s, d / "t90.sqlite", 0.9),
     "corrupt pages": lambda d, s: _corrupt_pages(s, d / "c.sqlite"),
+    "B-tree page pointing at itself": lambda d, s: _damaged_btree(s, d / "l.sqlite", "loop"),
+    "garbage records on a leaf": lambda d, s: _damaged_btree(s, d / "g.sqlite", "records"),
     "sqlite that is not nsys": lambda d, s: _not_nsys(d / "other.sqlite"),
     "directory without export": lambda d, s: _mkdir(d / "emptydir"),
     "unknown text": lambda d, s: _write(d / "notes.txt", b"hello\n"),

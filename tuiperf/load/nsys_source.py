@@ -189,6 +189,9 @@ class SqliteSource:
                     hi = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()[0]
                 except sqlite3.Error as e:
                     raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
+                if lo is not None and (hi is None or int(lo) > int(hi)):
+                    # SQLite answers a damaged B-tree's min/max from garbage cells
+                    raise BadReportError(f"{self.path}: cannot read table {table} (damaged)")
                 self._bounds[table] = (0, -1) if lo is None else (int(lo), int(hi))
             return self._bounds[table]
 
