@@ -25,6 +25,7 @@ import pyarrow.ipc as ipc
 
 from tuiperf.errors import CacheError
 from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
+from tuiperf.load.sparse_sink import HoleSink
 
 
 def read_ipc(path: Path) -> pa.Table:
@@ -36,7 +37,9 @@ def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> No
     """One record batch per table, so a memory-mapped column is one contiguous array."""
     opts = ipc.IpcWriteOptions(compression=compression)
     table = table.combine_chunks()
-    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema, options=opts) as w:
+    holes = HoleSink(open(path, "wb"))  # noqa: SIM115 (closed with the PythonFile)
+    sink = pa.PythonFile(holes, mode="w")
+    with sink, ipc.new_file(sink, table.schema, options=opts) as w:
         w.write_table(table, max_chunksize=max(table.num_rows, 1))
 
 

@@ -1,0 +1,71 @@
+"""Cache files leave holes where a column is all zeros, and read back the same."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tuiperf.load.cache import read_ipc, write_ipc
+from tuiperf.load.sparse_sink import HoleSink
+
+
+def _holes_supported(folder: Path) -> bool:
+    probe = folder / "probe"
+    with open(probe, "wb") as f:
+        f.seek(1 << 20)
+        f.write(b"x")
+    sparse = probe.stat().st_blocks * 512 < 1 << 20
+    probe.unlink()
+    return sparse
+
+
+def test_all_null_columns_become_holes_and_read_back(tmp_path: Path) -> None:
+    n = 300_000
+    rng = np.random.default_rng(7)
+    data = rng.integers(-(2**62), 2**62, n)
+    table = pa.table(
+        {
+            "start": pa.array(data),
+            "return_value": pa.nulls(n, pa.int64()),
+            "zeros": pa.array(np.zeros(n, np.int64)),
+            "tail": pa.array(data[::-1].copy()),
+            "small": pa.array(np.zeros(10, np.int64)).take(pa.array(np.zeros(n, np.int64))),
+        }
+    )
+    path = tmp_path / "t.arrow"
+    write_ipc(path, table)
+    back = read_ipc(path)
+    assert back.equals(table)
+    assert back["return_value"].null_count == n
+    if not _holes_supported(tmp_path):
+        pytest.skip("this file system stores no holes")
+    st = path.stat()
+    # the two int64 columns of zeros (2.4 MB each) and the nulls' bitmap are not stored
+    assert st.st_blocks * 512 <= st.st_size - 4 * n
+
+
+def test_a_trailing_hole_keeps_the_file_size(tmp_path: Path) -> None:
+    path = tmp_path / "raw"
+    sink = HoleSink(open(path, "wb"))  # noqa: SIM115
+    sink.write(b"head")
+    sink.write(bytes(1 << 17))  # all zeros, at the very end
+    assert sink.tell() == 4 + (1 << 17)
+    sink.close()
+    assert path.read_bytes() == b"head" + bytes(1 << 17)
+    assert sink.closed
+
+
+def test_small_or_nonzero_buffers_are_written(tmp_path: Path) -> None:
+    path = tmp_path / "raw"
+    sink = HoleSink(open(path, "wb"))  # noqa: SIM115
+    block = bytearray(1 << 17)
+    block[-1] = 1  # zero until its last byte: must not become a hole
+    sink.write(bytes(100))
+    sink.write(bytes(block))
+    sink.close()
+    assert path.read_bytes() == bytes(100) + bytes(block)
+    assert os.path.getsize(path) == 100 + len(block)
