@@ -50,18 +50,18 @@ def test_all_null_columns_become_holes_and_read_back(tmp_path: Path) -> None:
 
 def test_a_trailing_hole_keeps_the_file_size(tmp_path: Path) -> None:
     path = tmp_path / "raw"
-    sink = HoleSink(open(path, "wb"))  # noqa: SIM115
+    sink = HoleSink(path)
     sink.write(b"head")
-    sink.write(bytes(1 << 17))  # all zeros, at the very end
-    assert sink.tell() == 4 + (1 << 17)
+    sink.write(bytes(3 << 20))  # all zeros, at the very end
+    assert sink.tell() == 4 + (3 << 20)
     sink.close()
-    assert path.read_bytes() == b"head" + bytes(1 << 17)
+    assert path.read_bytes() == b"head" + bytes(3 << 20)
     assert sink.closed
 
 
 def test_small_or_nonzero_buffers_are_written(tmp_path: Path) -> None:
     path = tmp_path / "raw"
-    sink = HoleSink(open(path, "wb"))  # noqa: SIM115
+    sink = HoleSink(path)
     block = bytearray(1 << 17)
     block[-1] = 1  # zero until its last byte: must not become a hole
     sink.write(bytes(100))
@@ -69,3 +69,46 @@ def test_small_or_nonzero_buffers_are_written(tmp_path: Path) -> None:
     sink.close()
     assert path.read_bytes() == bytes(100) + bytes(block)
     assert os.path.getsize(path) == 100 + len(block)
+
+
+def test_a_file_system_that_refuses_direct_writes_gets_buffered_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """O_DIRECT accepted at open but refused at the first write (EINVAL): the same bytes."""
+    import errno
+
+    import tuiperf.load.sparse_sink as sparse
+
+    monkeypatch.setattr(sparse, "_direct_io_ok", lambda path: hasattr(os, "O_DIRECT"))
+    real_write = os.write
+    refused = []
+
+    def picky(fd: int, data: memoryview) -> int:
+        import fcntl
+
+        if hasattr(os, "O_DIRECT") and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT:
+            refused.append(len(data))
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(sparse.os, "write", picky)
+    payload = np.arange(700_000, dtype=np.int64).tobytes()
+    path = tmp_path / "raw"
+    sink = HoleSink(path)
+    sink.write(payload)
+    sink.close()
+    assert path.read_bytes() == payload
+    if hasattr(os, "O_DIRECT"):
+        assert refused  # the direct write was tried, then the buffered one
+
+
+@pytest.mark.parametrize("fstype", ["nfs4", "fuse.sshfs", "cifs"])
+def test_no_direct_io_on_network_file_systems(
+    fstype: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tuiperf.load.sparse_sink as sparse
+
+    monkeypatch.setattr(sparse, "_fs_type", lambda folder: fstype)
+    assert not sparse._direct_io_ok(tmp_path / "x")
+    monkeypatch.setattr(sparse, "_fs_type", lambda folder: "ext4")
+    assert sparse._direct_io_ok(tmp_path / "x") == hasattr(os, "O_DIRECT")

@@ -37,8 +37,7 @@ def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> No
     """One record batch per table, so a memory-mapped column is one contiguous array."""
     opts = ipc.IpcWriteOptions(compression=compression)
     table = table.combine_chunks()
-    holes = HoleSink(open(path, "wb"))  # noqa: SIM115 (closed with the PythonFile)
-    sink = pa.PythonFile(holes, mode="w")
+    sink = pa.PythonFile(HoleSink(path), mode="w")
     with sink, ipc.new_file(sink, table.schema, options=opts) as w:
         w.write_table(table, max_chunksize=max(table.num_rows, 1))
 

@@ -1,57 +1,153 @@
-"""A file sink for pyarrow writers that leaves holes where a buffer is all zeros.
+"""The file sink cache files are written through: zeros become holes, and on local Linux
+file systems the bytes bypass the page cache.
 
-A column that is null in every row (return values, green contexts, external ids: 64 of
-the 326 MB of a 1M-kernel entry) is a buffer of zeros. Written, it costs page cache and
-disk like data; skipped with a seek, the file has a hole there, which reads back as zeros
-(memory-mapped too) and costs nothing.
+- Holes. A column that is null in every row (return values, green contexts, external
+  ids: 64 of the 326 MB of a 1M-kernel entry) is a buffer of zeros. Skipped with a seek,
+  it reads back as zeros (memory-mapped too) and takes no disk.
+- Direct I/O. A conversion writes its whole result once and reads back a few columns;
+  through the page cache every byte written also takes a fresh page of memory. On the
+  2-core VM the benchmarks run on, buffered writes of 256 MB took 0.4-2.1 s of system
+  time, O_DIRECT writes of the same 0.17-0.29 s, and a 5M-kernel conversion went from
+  23.6 to 15.4 s. Data goes through one aligned staging buffer, reused; network file
+  systems (where O_DIRECT makes every write synchronous), file systems that refuse it,
+  and TUIPERF_NO_DIRECT_IO=1 get ordinary buffered writes.
 """
 
 from __future__ import annotations
 
+import errno
+import mmap
 import os
-from typing import BinaryIO
+from pathlib import Path
 
 import numpy as np
 
-#: buffers smaller than this are written as they are (a hole saves nothing under a page)
-_MIN_HOLE = 1 << 16
-#: bytes looked at first: data is rarely zero at the start, so most checks end here
-_PROBE = 4096
+#: staging buffer: the unit of direct writes and of holes (a multiple of any block size)
+_CHUNK = 1 << 20
+#: direct writes end on a multiple of this (the largest logical block size in use)
+_BLOCK = 4096
+#: file systems where O_DIRECT is not a win (every write becomes a round trip)
+_NETWORK_FS = (
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "9p",
+    "ceph",
+    "lustre",
+    "gpfs",
+    "glusterfs",
+    "afs",
+    "beegfs",
+    "virtiofs",
+)
 
 
 class HoleSink:
-    """Write-only, seekless file object for `pa.PythonFile` (write, tell, flush, close)."""
+    """Write-only file object for `pa.PythonFile` (write, tell, flush, close)."""
 
-    def __init__(self, f: BinaryIO) -> None:
-        self._f = f
-        self._pos = 0
+    def __init__(self, path: Path) -> None:
+        self._direct = _direct_io_ok(path)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+        if self._direct:
+            try:
+                self._fd = os.open(path, flags | os.O_DIRECT, 0o666)
+            except OSError:
+                self._direct = False
+        if not self._direct:
+            self._fd = os.open(path, flags, 0o666)
+        self._stage = mmap.mmap(-1, _CHUNK)  # page-aligned, as O_DIRECT wants
+        self._view = memoryview(self._stage)
+        self._fill = 0  # bytes waiting in the staging buffer
+        self._pos = 0  # bytes written or skipped before them
+        self.closed = False
 
     def write(self, data: bytes | memoryview) -> int:
         view = memoryview(data).cast("B")
         n = view.nbytes
-        if n >= _MIN_HOLE and _all_zero(view):
-            self._f.seek(n, os.SEEK_CUR)
-        else:
-            self._f.write(view)
-        self._pos += n
+        done = 0
+        while done < n:
+            take = min(n - done, _CHUNK - self._fill)
+            self._view[self._fill : self._fill + take] = view[done : done + take]
+            self._fill += take
+            done += take
+            if self._fill == _CHUNK:
+                self._flush_chunk(_CHUNK)
         return n
 
     def tell(self) -> int:
-        return self._pos
+        return self._pos + self._fill
 
     def flush(self) -> None:
-        self._f.flush()
-
-    @property
-    def closed(self) -> bool:
-        return self._f.closed
+        """Nothing: the staging buffer goes out when full, and at close."""
 
     def close(self) -> None:
-        if not self._f.closed:
-            self._f.truncate(self._pos)  # a hole at the very end still counts in the size
-            self._f.close()
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            end = self._pos + self._fill
+            if self._fill:
+                padded = -(-self._fill // _BLOCK) * _BLOCK
+                self._view[self._fill : padded] = bytes(padded - self._fill)
+                self._flush_chunk(padded)
+            os.ftruncate(self._fd, end)  # drops the padding; a trailing hole counts too
+        finally:
+            os.close(self._fd)
+            self._view.release()
+            self._stage.close()
+
+    def _flush_chunk(self, size: int) -> None:
+        chunk = self._view[:size]
+        if np.frombuffer(chunk, np.uint8).any():
+            os.lseek(self._fd, self._pos, os.SEEK_SET)
+            self._write_all(chunk)
+        self._pos += self._fill
+        self._fill = 0
+
+    def _write_all(self, chunk: memoryview) -> None:
+        done = 0
+        while done < len(chunk):
+            try:
+                done += os.write(self._fd, chunk[done:])
+            except OSError as e:
+                if not (self._direct and e.errno == errno.EINVAL):
+                    raise
+                self._buffered()  # the file system took the flag but not the write
+
+    def _buffered(self) -> None:
+        import fcntl
+
+        fl = fcntl.fcntl(self._fd, fcntl.F_GETFL)
+        fcntl.fcntl(self._fd, fcntl.F_SETFL, fl & ~os.O_DIRECT)
+        self._direct = False
 
 
-def _all_zero(view: memoryview) -> bool:
-    values = np.frombuffer(view, np.uint8)
-    return not values[:_PROBE].any() and not values.any()
+def _direct_io_ok(path: Path) -> bool:
+    """O_DIRECT exists here and the folder of `path` is not on a network file system."""
+    if not hasattr(os, "O_DIRECT") or os.environ.get("TUIPERF_NO_DIRECT_IO"):
+        return False
+    fstype = _fs_type(path.parent)
+    return fstype is not None and fstype not in _NETWORK_FS and not fstype.startswith("fuse")
+
+
+def _fs_type(folder: Path) -> str | None:
+    """The type of the file system `folder` is on, from /proc/self/mountinfo (Linux)."""
+    try:
+        target = os.path.realpath(folder)
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    best, kind = "", None
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, after = left.split(), right.split()
+        if len(fields) < 5 or not after:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        inside = target == mount or target.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) >= len(best):
+            best, kind = mount, after[0]
+    return kind
