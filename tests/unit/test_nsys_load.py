@@ -107,6 +107,7 @@ def test_missing_tables_are_absent_not_errors(nsys_dir: Path, tmp_path: Path) ->
 
 
 def test_connectorx_and_stdlib_paths_agree(nsys_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TUIPERF_NO_PAGE_READER", "1")  # the SQLite readers, both big and small
     fast = load(nsys_dir / "lstm.sqlite")
     monkeypatch.setenv("TUIPERF_NO_CONNECTORX", "1")
     slow = load(nsys_dir / "lstm.sqlite")
