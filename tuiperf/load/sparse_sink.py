@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +58,7 @@ class HoleSink:
                 self._direct = False
         if not self._direct:
             self._fd = os.open(path, flags, 0o666)
-        self._stage = mmap.mmap(-1, _CHUNK)  # page-aligned, as O_DIRECT wants
+        self._stage = _take_stage()
         self._view = memoryview(self._stage)
         self._fill = 0  # bytes waiting in the staging buffer
         self._pos = 0  # bytes written or skipped before them
@@ -96,7 +97,7 @@ class HoleSink:
         finally:
             os.close(self._fd)
             self._view.release()
-            self._stage.close()
+            _give_back(self._stage)
 
     def _flush_chunk(self, size: int) -> None:
         chunk = self._view[:size]
@@ -122,6 +123,26 @@ class HoleSink:
         fl = fcntl.fcntl(self._fd, fcntl.F_GETFL)
         fcntl.fcntl(self._fd, fcntl.F_SETFL, fl & ~os.O_DIRECT)
         self._direct = False
+
+
+#: staging buffers between uses: each new one is 256 fresh pages to fault in
+_spare: list[mmap.mmap] = []
+_spare_lock = threading.Lock()
+
+
+def _take_stage() -> mmap.mmap:
+    with _spare_lock:
+        if _spare:
+            return _spare.pop()
+    return mmap.mmap(-1, _CHUNK)  # page-aligned, as O_DIRECT wants
+
+
+def _give_back(stage: mmap.mmap) -> None:
+    with _spare_lock:
+        if len(_spare) < 2:
+            _spare.append(stage)
+            return
+    stage.close()
 
 
 def _direct_io_ok(path: Path) -> bool:
