@@ -147,4 +147,3 @@ def test_store_failure_leaves_no_entry(
         open_trace(report, OpenOptions(cache_dir=root))
     assert list(root.iterdir()) == []
     assert Cache(root).load(CacheKey.for_source(report, "nsys-sqlite")) is None
-

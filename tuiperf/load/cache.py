@@ -25,7 +25,7 @@ import pyarrow.ipc as ipc
 
 from tuiperf.errors import CacheError
 from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
-from tuiperf.load.sparse_sink import HoleSink
+from tuiperf.load.file_sink import FileSink
 
 
 def read_ipc(path: Path) -> pa.Table:
@@ -37,7 +37,7 @@ def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> No
     """One record batch per table, so a memory-mapped column is one contiguous array."""
     opts = ipc.IpcWriteOptions(compression=compression)
     table = table.combine_chunks()
-    sink = pa.PythonFile(HoleSink(path), mode="w")
+    sink = pa.PythonFile(FileSink(path), mode="w")
     with sink, ipc.new_file(sink, table.schema, options=opts) as w:
         w.write_table(table, max_chunksize=max(table.num_rows, 1))
 

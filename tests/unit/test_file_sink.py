@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from tuiperf.load.cache import read_ipc, write_ipc
-from tuiperf.load.sparse_sink import HoleSink
+from tuiperf.load.file_sink import FileSink
 
 
 def _holes_supported(folder: Path) -> bool:
@@ -50,7 +50,7 @@ def test_all_null_columns_become_holes_and_read_back(tmp_path: Path) -> None:
 
 def test_a_trailing_hole_keeps_the_file_size(tmp_path: Path) -> None:
     path = tmp_path / "raw"
-    sink = HoleSink(path)
+    sink = FileSink(path)
     sink.write(b"head")
     sink.write(bytes(3 << 20))  # all zeros, at the very end
     assert sink.tell() == 4 + (3 << 20)
@@ -61,7 +61,7 @@ def test_a_trailing_hole_keeps_the_file_size(tmp_path: Path) -> None:
 
 def test_small_or_nonzero_buffers_are_written(tmp_path: Path) -> None:
     path = tmp_path / "raw"
-    sink = HoleSink(path)
+    sink = FileSink(path)
     block = bytearray(1 << 17)
     block[-1] = 1  # zero until its last byte: must not become a hole
     sink.write(bytes(100))
@@ -77,9 +77,9 @@ def test_a_file_system_that_refuses_direct_writes_gets_buffered_ones(
     """O_DIRECT accepted at open but refused at the first write (EINVAL): the same bytes."""
     import errno
 
-    import tuiperf.load.sparse_sink as sparse
+    import tuiperf.load.file_sink as file_sink
 
-    monkeypatch.setattr(sparse, "_direct_io_ok", lambda path: hasattr(os, "O_DIRECT"))
+    monkeypatch.setattr(file_sink, "_direct_io_ok", lambda path: hasattr(os, "O_DIRECT"))
     real_write = os.write
     refused = []
 
@@ -91,10 +91,10 @@ def test_a_file_system_that_refuses_direct_writes_gets_buffered_ones(
             raise OSError(errno.EINVAL, "Invalid argument")
         return real_write(fd, data)
 
-    monkeypatch.setattr(sparse.os, "write", picky)
+    monkeypatch.setattr(file_sink.os, "write", picky)
     payload = np.arange(700_000, dtype=np.int64).tobytes()
     path = tmp_path / "raw"
-    sink = HoleSink(path)
+    sink = FileSink(path)
     sink.write(payload)
     sink.close()
     assert path.read_bytes() == payload
@@ -106,9 +106,9 @@ def test_a_file_system_that_refuses_direct_writes_gets_buffered_ones(
 def test_no_direct_io_on_network_file_systems(
     fstype: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tuiperf.load.sparse_sink as sparse
+    import tuiperf.load.file_sink as file_sink
 
-    monkeypatch.setattr(sparse, "_fs_type", lambda folder: fstype)
-    assert not sparse._direct_io_ok(tmp_path / "x")
-    monkeypatch.setattr(sparse, "_fs_type", lambda folder: "ext4")
-    assert sparse._direct_io_ok(tmp_path / "x") == hasattr(os, "O_DIRECT")
+    monkeypatch.setattr(file_sink, "_fs_type", lambda folder: fstype)
+    assert not file_sink._direct_io_ok(tmp_path / "x")
+    monkeypatch.setattr(file_sink, "_fs_type", lambda folder: "ext4")
+    assert file_sink._direct_io_ok(tmp_path / "x") == hasattr(os, "O_DIRECT")

@@ -45,7 +45,7 @@ _NETWORK_FS = (
 )
 
 
-class HoleSink:
+class FileSink:
     """Write-only file object for `pa.PythonFile` (write, tell, flush, close)."""
 
     def __init__(self, path: Path) -> None:
