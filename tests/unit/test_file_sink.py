@@ -1,4 +1,5 @@
-"""Cache files leave holes where a column is all zeros, and read back the same."""
+"""Cache files: holes where a buffer is all zeros, direct I/O with a buffered fallback; the
+bytes read back the same."""
 
 from __future__ import annotations
 
