@@ -1,7 +1,9 @@
 """Raw table access to an Nsight Systems export: SQLite file or parquet/arrow directory.
 
 A source knows which tables exist and reads some of their columns into Arrow.
-It never writes to the export.
+It never writes to the export. SQLite tables of `_CONNECTORX_MIN_ROWS` rows or more are
+decoded from the file's pages (sqlite_pages); the rest, and whatever that reader skips,
+go through SQLite: connectorx, else Python's sqlite3.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from tuiperf.load import sqlite_pages
 from tuiperf.load.malloc_arenas import limit_arenas
 
 #: below this many rows the stdlib reader is as fast (connectorx costs ~4 ms a call);
-#: above it connectorx is 3-5x faster (48k memcpy rows: 0.27 -> 0.06 s)
+#: above it connectorx is 3-5x faster (48k memcpy rows: 0.27 -> 0.06 s), and the page
+#: reader faster again
 _CONNECTORX_MIN_ROWS = 2_000
 
 #: batches of a whole-table `read` (bounds the page reader's temporaries)
