@@ -160,11 +160,13 @@ def test_deleted_rows_vacuum_and_a_deep_tree(
     _same(_read(path, "T", cols), want)
 
 
+@pytest.mark.parametrize("workers", [1, 2, 3])
 def test_what_the_pages_cannot_give_is_read_through_sqlite_in_between(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Rows that spill to overflow pages, mid-table: SQLite reads the rowids between the
-    batches around them, nothing more or less."""
+    batches around them, nothing more or less, however many runs decode at once."""
+    monkeypatch.setattr(sqlite_pages, "_WORKERS", workers)
     rows = _rows(30_000)
     rows[12_000] = (rows[12_000][0], 5, 1.0, "L" * 20_000, 1)
     rows[20_000] = (rows[20_000][0], 6, 1.0, "M" * 9_000, 1)

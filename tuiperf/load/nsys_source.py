@@ -87,6 +87,10 @@ class SqliteSource:
         except sqlite3.Error as e:
             raise BadReportError(f"{path}: not a readable SQLite database ({e})") from e
         self._tables = {name for name, _ in rows}
+        # tables keyed by their primary key, not a rowid: read whole, in key order
+        self._keyed = {n for n, sql in rows if sql and _WITHOUT_ROWID.search(str(sql))}
+        self._wal_mode = _wal_mode(path)
+        self._size = _file_size(path)
         self._columns: dict[str, list[str]] = {}
         self._bounds: dict[str, tuple[int, int]] = {}
         self._link: Path | None = None
@@ -108,13 +112,18 @@ class SqliteSource:
             return self._columns[table]
 
     def read(self, table: str, columns: list[str]) -> pa.Table:
+        if table in self._keyed:
+            return self._read_keyed(table, columns)
         lo, hi = self._rowids(table)
         if hi - lo < _CONNECTORX_MIN_ROWS:
             return self._read_range(table, columns, lo, hi + 1)
         parts = list(self.read_batches(table, columns, _READ_BATCH_ROWS))
-        if not parts:
-            return self._read_range(table, columns, lo, hi + 1)
-        return pa.concat_tables(parts, promote_options="permissive")
+        try:
+            if parts:
+                return pa.concat_tables(parts, promote_options="permissive")
+        except (pa.ArrowTypeError, pa.ArrowInvalid):
+            pass  # a column of mixed types (text among integers): SQLite's view, in one read
+        return self._read_range(table, columns, lo, hi + 1)
 
     def read_batches(self, table: str, columns: list[str], rows: int) -> Iterator[pa.Table]:
         """The table in batches of about `rows` rows, in rowid order.
@@ -123,16 +132,25 @@ class SqliteSource:
         skips, and all rows when it steps aside, are read through SQLite in rowid
         ranges (SQLite seeks the B-tree by rowid).
         """
+        if table in self._keyed:
+            yield self._read_keyed(table, columns)
+            return
         lo, hi = self._rowids(table)
-        start = lo
+        start, done = lo, 0  # the next rowid to read, and the rows returned so far
         if hi - lo >= _CONNECTORX_MIN_ROWS:
             for item in self._page_batches(table, columns, rows):
+                if isinstance(item, _Damage):  # SQLite scans the rest, meeting the damage
+                    yield from self._scan_after(table, columns, done, rows)
+                    return
                 if isinstance(item, sqlite_pages.Skipped):
                     end = hi + 1 if item.before is None else item.before
-                    yield from self._ranges(table, columns, start, end, rows)
+                    for t in self._ranges(table, columns, start, end, rows):
+                        done += t.num_rows
+                        yield t
                     start = end
                 else:
                     rowids, t = item
+                    done += t.num_rows
                     yield t
                     start = int(rowids[-1]) + 1
         yield from self._ranges(table, columns, start, hi + 1, rows)
@@ -140,12 +158,64 @@ class SqliteSource:
     def _ranges(
         self, table: str, columns: list[str], lo: int, hi: int, rows: int
     ) -> Iterator[pa.Table]:
-        for s in range(lo, hi, rows):
-            yield self._read_range(table, columns, s, min(s + rows, hi))
+        """Rowids lo..hi-1 in ranges of `rows`; an empty range jumps to the next rowid
+        there is (rowids may be sparse: a damaged file can claim 2^60 of them)."""
+        s = lo
+        while s < hi:
+            t = self._read_range(table, columns, s, min(s + rows, hi))
+            if t.num_rows:
+                yield t
+                s += rows
+                continue
+            s = self._next_rowid(table, s + rows, hi)
+
+    def _next_rowid(self, table: str, at: int, hi: int) -> int:
+        """The first rowid from `at` on (`hi` where there is none before it)."""
+        if at >= hi:
+            return hi
+        with self._db_lock:
+            try:
+                found = self._db.execute(
+                    f'SELECT min(rowid) FROM "{table}" WHERE rowid >= ?', (at,)
+                ).fetchone()[0]
+            except sqlite3.Error as e:
+                raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
+        return hi if found is None else min(max(int(found), at), hi)
+
+    def _scan_after(
+        self, table: str, columns: list[str], skip: int, rows: int
+    ) -> Iterator[pa.Table]:
+        """The table's rows after the first `skip`, as a full scan in rowid order gives
+        them (its own connection, read in batches). Where the file is damaged SQLite's
+        scan is the reference: it raises there, or returns what it makes of the page
+        (zeros of a truncated file are rows too), and a rowid range would differ."""
+        cols = ", ".join(f'"{c}"' for c in columns)
+        sql = f'SELECT {cols} FROM "{table}" ORDER BY rowid LIMIT -1 OFFSET ?'
+        try:
+            db = sqlite3.connect(_ro_uri(self.path), uri=True)
+        except sqlite3.Error as e:
+            raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
+        db.text_factory = _lenient_text
+        try:
+            cur = db.execute(sql, (skip,))
+            while batch := cur.fetchmany(rows):
+                data = list(zip(*batch))
+                yield pa.Table.from_arrays([_py_array(c) for c in data], names=columns)
+        except sqlite3.Error as e:
+            raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
+        finally:
+            db.close()
+
+    def _read_keyed(self, table: str, columns: list[str]) -> pa.Table:
+        cols = ", ".join(f'"{c}"' for c in columns)
+        try:
+            return self._read_stdlib(f'SELECT {cols} FROM "{table}"', columns)
+        except sqlite3.Error as e:
+            raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
     def _page_batches(
         self, table: str, columns: list[str], rows: int
-    ) -> Iterator[tuple[np.ndarray, pa.Table] | sqlite_pages.Skipped]:
+    ) -> Iterator[tuple[np.ndarray, pa.Table] | sqlite_pages.Skipped | _Damage]:
         if os.environ.get("TUIPERF_NO_PAGE_READER") or not columns:
             return
         try:
@@ -161,6 +231,9 @@ class SqliteSource:
             while True:
                 try:
                     item = next(batches)
+                except sqlite_pages.Damaged:
+                    yield _DAMAGED
+                    return
                 except (StopIteration, sqlite_pages.Unsupported, OSError):
                     return
                 if isinstance(item, sqlite_pages.Skipped) or len(item[0]):
@@ -169,8 +242,12 @@ class SqliteSource:
             pf.close()
 
     def row_bound(self, table: str) -> int:
+        """At most this many rows (each takes 4 bytes of the file at least)."""
+        if table in self._keyed:
+            with self._db_lock:
+                return int(self._db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
         lo, hi = self._rowids(table)
-        return max(hi - lo + 1, 0)
+        return min(max(hi - lo + 1, 0), self._size // 4)
 
     def _read_range(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table:
         try:
@@ -213,7 +290,10 @@ class SqliteSource:
         partitioning, which needs the rowid as an extra column and returns the
         partitions' batches interleaved.
         """
-        if os.environ.get("TUIPERF_NO_CONNECTORX"):
+        if os.environ.get("TUIPERF_NO_CONNECTORX") or self._wal_mode:
+            # connectorx opens the file writable: in WAL mode, closing it checkpoints the
+            # log into the report and deletes the -wal file. Only the immutable stdlib
+            # connection reads such a file
             return None
         try:
             import connectorx as cx
@@ -259,6 +339,32 @@ class SqliteSource:
             self._linkdir.cleanup()
             self._linkdir = None
             self._link = None
+
+
+class _Damage:
+    """What `_page_batches` yields when the page reader found a damaged page."""
+
+
+_DAMAGED = _Damage()
+
+_WITHOUT_ROWID = re.compile(r"\bWITHOUT\s+ROWID\b", re.IGNORECASE)
+
+
+def _wal_mode(path: Path) -> bool:
+    """The database is in write-ahead-log mode (file format bytes 18-19 are 2)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and 2 in (head[18], head[19])
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _has_wal(path: Path) -> bool:
