@@ -8,12 +8,13 @@ go through SQLite: connectorx, else Python's sqlite3.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -23,7 +24,7 @@ import pyarrow.ipc as ipc
 
 from tuiperf.errors import BadReportError
 from tuiperf.load import sqlite_pages
-from tuiperf.load.malloc_arenas import limit_arenas
+from tuiperf.load.malloc_tuning import tune_malloc
 
 #: below this many rows the stdlib reader is as fast (connectorx costs ~4 ms a call);
 #: above it connectorx is 3-5x faster (48k memcpy rows: 0.27 -> 0.06 s), and the page
@@ -75,7 +76,7 @@ class SqliteSource:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        limit_arenas()  # before the reader threads start (see malloc_arenas)
+        tune_malloc()  # before the reader threads start (see malloc_tuning)
         try:
             self._db = sqlite3.connect(_ro_uri(path), uri=True, check_same_thread=False)
             # names are data from anyone: a byte that is not UTF-8 becomes U+FFFD, it does
@@ -88,7 +89,7 @@ class SqliteSource:
             raise BadReportError(f"{path}: not a readable SQLite database ({e})") from e
         self._tables = {name for name, _ in rows}
         # tables keyed by their primary key, not a rowid: read whole, in key order
-        self._keyed = {n for n, sql in rows if sql and _WITHOUT_ROWID.search(str(sql))}
+        self._keyed = {n for n, sql in rows if sql and sqlite_pages.without_rowid(str(sql))}
         self._wal_mode = _wal_mode(path)
         self._size = _file_size(path)
         self._columns: dict[str, list[str]] = {}
@@ -104,10 +105,8 @@ class SqliteSource:
     def columns(self, table: str) -> list[str]:
         with self._db_lock:
             if table not in self._columns:
-                try:
+                with self._reading(table):
                     cur = self._db.execute(f'SELECT * FROM "{table}" LIMIT 0')
-                except sqlite3.Error as e:
-                    raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
                 self._columns[table] = [d[0] for d in cur.description]
             return self._columns[table]
 
@@ -173,13 +172,10 @@ class SqliteSource:
         """The first rowid from `at` on (`hi` where there is none before it)."""
         if at >= hi:
             return hi
-        with self._db_lock:
-            try:
-                found = self._db.execute(
-                    f'SELECT min(rowid) FROM "{table}" WHERE rowid >= ?', (at,)
-                ).fetchone()[0]
-            except sqlite3.Error as e:
-                raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
+        with self._db_lock, self._reading(table):
+            found = self._db.execute(
+                f'SELECT min(rowid) FROM "{table}" WHERE rowid >= ?', (at,)
+            ).fetchone()[0]
         return hi if found is None else min(max(int(found), at), hi)
 
     def _scan_after(
@@ -189,27 +185,26 @@ class SqliteSource:
         them (its own connection, read in batches). Where the file is damaged SQLite's
         scan is the reference: it raises there, or returns what it makes of the page
         (zeros of a truncated file are rows too), and a rowid range would differ."""
-        cols = ", ".join(f'"{c}"' for c in columns)
-        sql = f'SELECT {cols} FROM "{table}" ORDER BY rowid LIMIT -1 OFFSET ?'
-        try:
+        sql = f'SELECT {_names(columns)} FROM "{table}" ORDER BY rowid LIMIT -1 OFFSET ?'
+        with self._reading(table):
             db = sqlite3.connect(_ro_uri(self.path), uri=True)
-        except sqlite3.Error as e:
-            raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
-        db.text_factory = _lenient_text
-        try:
-            cur = db.execute(sql, (skip,))
-            while batch := cur.fetchmany(rows):
-                data = list(zip(*batch))
-                yield pa.Table.from_arrays([_py_array(c) for c in data], names=columns)
-        except sqlite3.Error as e:
-            raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
-        finally:
-            db.close()
+            db.text_factory = _lenient_text
+            try:
+                cur = db.execute(sql, (skip,))
+                while batch := cur.fetchmany(rows):
+                    yield _table_of(batch, columns)
+            finally:
+                db.close()
 
     def _read_keyed(self, table: str, columns: list[str]) -> pa.Table:
-        cols = ", ".join(f'"{c}"' for c in columns)
+        with self._reading(table):
+            return self._read_stdlib(f'SELECT {_names(columns)} FROM "{table}"', columns)
+
+    @contextlib.contextmanager
+    def _reading(self, table: str) -> Iterator[None]:
+        """SQLite's errors on `table` as the one-line report error."""
         try:
-            return self._read_stdlib(f'SELECT {cols} FROM "{table}"', columns)
+            yield
         except sqlite3.Error as e:
             raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
@@ -218,6 +213,8 @@ class SqliteSource:
     ) -> Iterator[tuple[np.ndarray, pa.Table] | sqlite_pages.Skipped | _Damage]:
         if os.environ.get("TUIPERF_NO_PAGE_READER") or not columns:
             return
+        if self._wal_mode and _has_wal(self.path):
+            return  # rows may be in the write-ahead log: SQLite decides what it reads
         try:
             with self._db_lock:
                 layout, cols = sqlite_pages.layout_of(self._db, table, columns)
@@ -225,8 +222,6 @@ class SqliteSource:
         except (sqlite_pages.Unsupported, sqlite3.Error, OSError):
             return
         try:
-            if pf.wal and _has_wal(self.path):
-                return  # rows may still be in the write-ahead log: SQLite reads them
             batches = sqlite_pages.batches(pf, layout, cols, rows)
             while True:
                 try:
@@ -236,39 +231,34 @@ class SqliteSource:
                     return
                 except (StopIteration, sqlite_pages.Unsupported, OSError):
                     return
-                if isinstance(item, sqlite_pages.Skipped) or len(item[0]):
-                    yield item
+                yield item
         finally:
             pf.close()
 
     def row_bound(self, table: str) -> int:
         """At most this many rows (each takes 4 bytes of the file at least)."""
         if table in self._keyed:
-            with self._db_lock:
+            with self._db_lock, self._reading(table):
                 return int(self._db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
         lo, hi = self._rowids(table)
         return min(max(hi - lo + 1, 0), self._size // 4)
 
     def _read_range(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table:
-        try:
+        with self._reading(table):
             if hi - lo > _CONNECTORX_MIN_ROWS:
                 fast = self._read_connectorx(table, columns, lo, hi)
                 if fast is not None:
                     return fast
             return self._read_stdlib(_range_sql(table, columns, lo, hi), columns)
-        except sqlite3.Error as e:
-            raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
     def _rowids(self, table: str) -> tuple[int, int]:
         # two statements: SQLite answers a lone min() or max() of the rowid from the B-tree
         # in O(log n), but `SELECT min(rowid), max(rowid)` together scans the whole table
         with self._db_lock:
             if table not in self._bounds:
-                try:
+                with self._reading(table):
                     lo = self._db.execute(f'SELECT min(rowid) FROM "{table}"').fetchone()[0]
                     hi = self._db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()[0]
-                except sqlite3.Error as e:
-                    raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
                 if lo is not None and (hi is None or int(lo) > int(hi)):
                     # SQLite answers a damaged B-tree's min/max from garbage cells
                     raise BadReportError(f"{self.path}: cannot read table {table} (damaged)")
@@ -278,9 +268,7 @@ class SqliteSource:
     def _read_stdlib(self, sql: str, columns: list[str]) -> pa.Table:
         with self._db_lock:
             rows = self._db.execute(sql).fetchall()
-        data = list(zip(*rows)) if rows else [()] * len(columns)
-        arrays = [_py_array(col) for col in data]
-        return pa.Table.from_arrays(arrays, names=columns)
+        return _table_of(rows, columns)
 
     def _read_connectorx(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table | None:
         """Fast path: connectorx reads SQLite straight into Arrow (7x the stdlib).
@@ -347,8 +335,6 @@ class _Damage:
 
 _DAMAGED = _Damage()
 
-_WITHOUT_ROWID = re.compile(r"\bWITHOUT\s+ROWID\b", re.IGNORECASE)
-
 
 def _wal_mode(path: Path) -> bool:
     """The database is in write-ahead-log mode (file format bytes 18-19 are 2)."""
@@ -374,9 +360,12 @@ def _has_wal(path: Path) -> bool:
         return False
 
 
+def _names(columns: list[str]) -> str:
+    return ", ".join(f'"{c}"' for c in columns)
+
+
 def _range_sql(table: str, columns: list[str], lo: int, hi: int) -> str:
-    cols = ", ".join(f'"{c}"' for c in columns)
-    return f'SELECT {cols} FROM "{table}" WHERE rowid >= {int(lo)} AND rowid < {int(hi)}'
+    return f'SELECT {_names(columns)} FROM "{table}" WHERE rowid >= {int(lo)} AND rowid < {int(hi)}'
 
 
 def _lenient_text(raw: bytes) -> str:
@@ -397,6 +386,12 @@ def _plain(table: pa.Table) -> pa.Table:
             t = pa.string()
         fields.append(pa.field(f.name, t))
     return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
+
+
+def _table_of(rows: Sequence[tuple[object, ...]], columns: list[str]) -> pa.Table:
+    """Rows fetched through sqlite3 as columns."""
+    data = list(zip(*rows)) if rows else [()] * len(columns)
+    return pa.Table.from_arrays([_py_array(col) for col in data], names=columns)
 
 
 def _py_array(values: tuple[object, ...]) -> pa.Array:

@@ -6,18 +6,19 @@ An nsys export is written once and its big tables hold small integers only, so t
 records can be decoded column by column over thousands of rows at once:
 
 - the leaf pages of the table's B-tree, in key order (the interior pages are few);
-- per leaf cell: payload size and rowid (varints), then the record header, one
-  serial-type byte per column, which gives each value's width and so its offset;
+- per leaf cell: payload size and rowid (varints), then the record header's serial
+  types (one byte each, copied at once, in the usual record; varints otherwise), which
+  give each value's width and so its offset;
 - each wanted column: one gather of 8 big-endian bytes per row at those offsets,
   shifted down to the value's width (sign-extending), or the text bytes it spans.
 
 Layout facts are from the SQLite file-format document (https://sqlite.org/fileformat.html).
-Anything this reader does not decode (overflow pages, long text, multi-byte record
-headers, a value of the wrong type for its column, damage) raises `Unsupported` before any
-row of that batch is returned; the caller reads the rest of the table through SQLite,
-which also gives the real error for a damaged file. Every position is bounds-checked
-by numpy's indexing, rowids must rise, and every record must fill its payload exactly:
-a page whose structure is damaged makes this reader give up, not guess.
+Content this reader does not decode (rows on overflow pages, blobs, a value of the wrong
+type for its column) raises `Unsupported` for its run of pages, which `batches` reports as
+`Skipped`: SQLite reads those rows. A page whose structure is wrong raises `Damaged`, and
+SQLite reads the rest of the table, meeting the damage as its own scan would. Every
+position is bounds-checked by numpy's indexing, rowids must rise, and every record must
+fill its payload exactly: this reader gives up on a damaged page, it does not guess.
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ def affinity(declared: str) -> str:
     return "numeric"
 
 
+def without_rowid(sql: str) -> bool:
+    """`sql` creates a table keyed by its primary key, with no rowid B-tree."""
+    return re.search(r"\bWITHOUT\s+ROWID\b", sql, re.IGNORECASE) is not None
+
+
 def layout_of(
     db: sqlite3.Connection, table: str, names: list[str]
 ) -> tuple[TableLayout, list[Column]]:
@@ -100,7 +106,7 @@ def layout_of(
     if row is None or not row[0] or not row[1]:
         raise Unsupported(f"{table}: not a stored table")
     root, sql = int(row[0]), str(row[1])
-    if re.search(r"\bWITHOUT\s+ROWID\b", sql, re.IGNORECASE):
+    if without_rowid(sql):
         raise Unsupported(f"{table}: WITHOUT ROWID")
     info = db.execute(f'PRAGMA table_xinfo("{table}")').fetchall()
     # cid, name, type, notnull, dflt_value, pk, hidden
@@ -141,7 +147,6 @@ class PageFile:
                 raise Unsupported(f"page size {self.page_size}")
             self.usable = self.page_size - head[20]
             self.utf8 = int.from_bytes(head[56:60], "big") in (0, 1)
-            self.wal = head[18] == 2 or head[19] == 2
             self.pages = os.fstat(self._file.fileno()).st_size // self.page_size
             self._kept = threading.local()
             self._lock = threading.Lock()
@@ -495,8 +500,8 @@ def _numbers(
     ints_of = [int(t) for t in types if 1 <= t <= 6]
     if 7 in types or (ints_of and max(ints_of) > 1):
         raw = _words(buf)[at].byteswap()  # 8 big-endian bytes from each value's start
-        one = len(ints_of) == len(types)  # a single integer width: one shift for all
-        ints = raw >> (_SHIFT[ints_of[0]] if one and len(ints_of) == 1 else _SHIFT[kind])
+        single = len(types) == 1 and bool(ints_of)  # every row one integer width: one shift
+        ints = raw >> (_SHIFT[ints_of[0]] if single else _SHIFT[kind])
     elif ints_of:  # 8-bit values (and constants, NULLs): one byte each
         raw = None
         ints = buf[at].view(np.int8).astype(np.int64)

@@ -25,8 +25,8 @@ _TRIM_THRESHOLD = 128 << 20
 _done = False
 
 
-def limit_arenas(count: int = 2) -> None:
-    """At most `count` arenas and batch-sized blocks kept in the heap, from now on
+def tune_malloc(arenas: int = 2) -> None:
+    """At most `arenas` arenas, and batch-sized blocks kept in the heap, from now on
     (glibc only; elsewhere nothing happens)."""
     global _done
     if _done or not sys.platform.startswith("linux"):
@@ -36,6 +36,6 @@ def limit_arenas(count: int = 2) -> None:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # musl and others: no mallopt
         return
-    mallopt(_M_ARENA_MAX, count)
+    mallopt(_M_ARENA_MAX, arenas)
     mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
     mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
