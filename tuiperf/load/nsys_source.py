@@ -406,6 +406,7 @@ class DirSource:
     """A parquetdir or arrowdir export: one `<TABLE>.parquet` / `<TABLE>.arrow` per table."""
 
     def __init__(self, path: Path, suffix: str) -> None:
+        tune_malloc()  # 4 KiB pages for the Assembler's arrays (see malloc_tuning)
         self.path = path
         self.suffix = suffix
         self._files = {p.stem: p for p in path.iterdir() if p.suffix == suffix and p.is_file()}
