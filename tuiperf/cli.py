@@ -83,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # tuiperf does no linear algebra: spare the 2% of a conversion that OpenBLAS's idle
     # worker threads spin away (read when numpy is first imported, later than this)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # and 4 KiB pages for its big arrays: asking for huge pages can stall the first
+    # fault in each on memory compaction (see load/malloc_tuning; read at import too)
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     args_list = list(sys.argv[1:] if argv is None else argv)
     args_list = _split_default(args_list)
     debug = "--debug" in args_list
