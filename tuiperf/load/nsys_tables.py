@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from tuiperf.load import schema
 from tuiperf.load.assemble import Assembler
+from tuiperf.load.column_pool import ColumnPool
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
 
@@ -58,6 +59,8 @@ class NsysReader:
         self._enums: dict[str, StringTable] = {}
         self._launch_index: LaunchIndex | None = None
         self.built: set[str] = set()
+        #: the big tables' columns reuse one block once the table before is written
+        self._pool = ColumnPool()
 
     # -- raw access ---------------------------------------------------------
     def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
@@ -209,7 +212,7 @@ class NsysReader:
         wanted = set(target.names)
         if part != "all":
             cols = [c for c in cols if _FEEDS.get(c, {c}) & wanted]
-        asm = Assembler(target, sum(self.src.row_bound(p) for p in physical))
+        asm = Assembler(target, sum(self.src.row_bound(p) for p in physical), self._pool)
         for raw in read_ahead(self.raw_batches(logical, cols)):
             t = normalize(raw, target)
             if "tid" in wanted and name in self._GPU_TABLES and self._launch_index:
