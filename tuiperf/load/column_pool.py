@@ -38,7 +38,8 @@ class ColumnPool:
         ):
             self._block[:nbytes] = 0
             return self._block
-        self._block = None  # a block still in use stays with its table
-        block = np.zeros(max(nbytes, 1), dtype=np.uint8)  # calloc: untouched until written
-        self._block = block
-        return block
+        # let go of the old block first: one in use stays with its table, a free one too
+        # small is freed before the new one is allocated, not after
+        self._block = None
+        self._block = np.zeros(max(nbytes, 1), dtype=np.uint8)  # calloc: untouched till written
+        return self._block
