@@ -12,24 +12,21 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import nsys_reference, nsys_report
 from tuiperf.cli import main
 from tuiperf.commands import export as export_cmd
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query
 
-REPORT = SHARED / "nsys" / "cnn_osrt.sqlite"
-REF = SHARED / "nsys" / "reference"
-
 
 @pytest.fixture(scope="module")
 def events() -> Events:
-    return Events(open_trace(REPORT, OpenOptions(use_cache=False)))
+    return Events(open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False)))
 
 
 def _run(*args: str) -> int:
-    return main(["export", str(REPORT), "-q", *args])
+    return main(["export", str(nsys_report("cnn_osrt")), "-q", *args])
 
 
 def _read_csv(path: Path, delimiter: str = ",") -> list[list[str]]:
@@ -105,7 +102,7 @@ def test_summary_equals_cuda_gpu_kern_sum(tmp_path: Path) -> None:
     rows = _read_csv(out)
     assert rows[0] == ["time_pct", "total_ns", "instances", "avg_ns", "med_ns", "min_ns",
                        "max_ns", "stddev_ns", "name"]  # fmt: skip
-    with open(REF / "stats_cnn_osrt_cuda_gpu_kern_sum.csv", newline="") as f:
+    with open(nsys_reference("stats_cnn_osrt_cuda_gpu_kern_sum.csv"), newline="") as f:
         ref = list(csv.reader(f))[1:]
     got = [[r[1], r[2], r[5], r[6], r[8]] for r in rows[1:]]
     assert got == [[r[1], r[2], r[5], r[6], r[8]] for r in ref]
