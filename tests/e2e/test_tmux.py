@@ -76,7 +76,12 @@ def terminal(tmp_path: Path) -> Iterator[callable]:
         *args: str, width: int = 120, height: int = 36, env: dict[str, str] | None = None
     ) -> Terminal:
         name = f"tuiperf-e2e-{uuid.uuid4().hex[:8]}"
-        env = {"TUIPERF_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8", **(env or {})}
+        env = {
+            "TUIPERF_CACHE_DIR": str(tmp_path / "cache"),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            **(env or {}),
+        }
         rc_file = tmp_path / f"{name}.rc"
         program = " ".join([*(f"{k}={v}" for k, v in env.items()), str(SCRIPT), *args])
         cmd = f"sh -c 'env {program}; echo $? > {rc_file}'"
