@@ -73,12 +73,13 @@ def test_existing_file_is_kept_without_force(
 ) -> None:
     out = tmp_path / "k.csv"
     out.write_text("precious\n")
-    assert _run("--limit", "1", "-o", str(out)) == 1
+    assert _run("--limit", "1", "-o", str(out)) == 2  # a usage error: 1 means a bad report
     err = capsys.readouterr().err
     assert err.startswith("tuiperf: error:") and "--force" in err and err.count("\n") == 1
     assert out.read_text() == "precious\n"
     assert _run("--limit", "1", "-o", str(out), "--force") == 0
     assert out.read_text().startswith("start_ns,")
+    assert _run("--limit", "1", "-o", str(tmp_path)) == 2  # a folder
 
 
 @pytest.mark.parametrize("exc", [OSError(28, "No space left on device"), KeyboardInterrupt()])
