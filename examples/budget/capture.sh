@@ -2,14 +2,16 @@
 # Capture every program of programs.py on one GPU and pack the results.
 #
 # usage (repository root, on the GPU machine, libdw/libelf .debs in .debs/):
-#     examples/budget/capture.sh OUTDIR
+#     examples/budget/capture.sh OUTDIR [NAME...]   (default: every program)
 # writes OUTDIR/budget.tar: <name>.sqlite.xz (nsys export), <name>.kineto.json.gz
 # (torch.profiler, a separate run without nsys), stats_<name>_<report>.csv (nsys stats),
 # analyze_<name>.txt (nsys analyze), log_<name>.txt (the program's own output), env.txt.
 # New captures stop starting after BUDGET_LIMIT_S seconds (default 420) so that
 # the packing always happens inside a 10-minute call.
 set -u
-OUTDIR=${1:?usage: capture.sh OUTDIR}
+OUTDIR=${1:?usage: capture.sh OUTDIR [NAME...]}
+shift
+ONLY=" $* "
 LIMIT=${BUDGET_LIMIT_S:-420}
 W=/tmp/budget
 P=$W/pack
@@ -36,9 +38,11 @@ REPORTS=cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,osrt_sum,cuda_gpu_mem_time_sum
 cat "$P/env.txt"
 
 left() { (( SECONDS < LIMIT )) || { echo "SKIP $1: past ${LIMIT}s"; return 1; }; }
+wanted() { [ "$ONLY" = "  " ] || [[ $ONLY == *" $1 "* ]]; }
 
 nsys_one() {  # name
     local n=$1 t=$SECONDS
+    wanted "$n" || return 0
     left "nsys $n" || return
     timeout 150 "$NSYS" profile -t cuda,nvtx,osrt --sample=none --cpuctxsw=none -f true \
         -o "$W/$n" python3 $PROG "$n" > "$P/log_$n.txt" 2>&1
@@ -51,6 +55,7 @@ nsys_one() {  # name
 
 kineto_one() {  # name
     local n=$1 t=$SECONDS
+    wanted "$n" || return 0
     left "kineto $n" || return
     timeout 120 python3 $PROG "$n" --steps 6 --kineto "$P/$n.kineto.json" > "$P/log_${n}_kineto.txt" 2>&1
     echo "kineto $n: $((SECONDS - t)) s; $(grep -h 'steady steps' "$P/log_${n}_kineto.txt")"
