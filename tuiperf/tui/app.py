@@ -279,6 +279,8 @@ class TuiperfApp(App[int]):
         scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
         if focused is not None and any(isinstance(a, EventsPane) for a in focused.ancestors):
             scope = "events"
+        if isinstance(self.screen, ncu_screen.NcuScreen):
+            scope = "ncu"
         self.push_screen(HelpScreen(scope, self.ascii_only))
 
     def action_focus_pane(self, pane: str) -> None:
