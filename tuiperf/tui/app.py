@@ -19,6 +19,7 @@ from textual.worker import WorkerFailed, get_current_worker
 
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model import fmt
 from tuiperf.model.attribution import NvtxIndex, describe
 from tuiperf.model.lanes import LaneSet, build_lanes
 from tuiperf.model.trace import Trace
@@ -400,8 +401,6 @@ class TuiperfApp(App[int]):
             pane.set_window(msg.start, msg.end)
 
     def on_range_marked(self, msg: RangeMarked) -> None:
-        from tuiperf.model.timeline import format_duration
-
         found = self.query(StatusLine)
         if not found:
             return
@@ -411,7 +410,7 @@ class TuiperfApp(App[int]):
         elif msg.end is None:
             status.set_range("range: start marked, ] to end")
         else:
-            span = format_duration(abs(msg.end - msg.start), self.ascii_only, 3)
+            span = fmt.duration_sig(abs(msg.end - msg.start), self.ascii_only, 3)
             status.set_range(f"range {span}: Enter zooms")
 
 
