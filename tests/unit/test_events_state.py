@@ -17,6 +17,7 @@ from tuiperf.model.events_state import (
     Keep,
     Result,
     clamp,
+    compute,
     default_descending,
 )
 from tuiperf.model.query import Events, Query, QueryError
@@ -29,13 +30,12 @@ def model(nsys_dir: Path) -> Events:
 
 def run(state: EventsState, model: Events, keep: Keep = None) -> int:
     """Do what the widget's worker does for the next request; the cursor it lands on."""
+    phases: list[str] = []
     req = state.request(keep)
-    table = model.table(req.query.kind)
-    view = table.run(req.query)
-    summary = None
-    if req.summary_sort is not None:
-        summary = table.summary(view).sorted(*req.summary_sort)
-    cursor = state.accept(Result(req.gen, view, summary, req.keep))
+    result = compute(model, req, phases.append)
+    assert result.gen == req.gen and (result.summary is not None) == state.summary_mode
+    assert ("summarizing" in phases) == state.summary_mode
+    cursor = state.accept(result)
     assert cursor is not None
     return cursor
 

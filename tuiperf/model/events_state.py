@@ -9,6 +9,7 @@ older request are dropped (each request carries a generation number).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,19 @@ class Result:
     view: View
     summary: NameSummary | None
     keep: Keep
+
+
+def compute(model: Events, req: Request, progress: Callable[[str], None] | None = None) -> Result:
+    """Run `req` (in a worker thread): the matching rows and, for a summary, their per-name
+    summary. A bad filter raises QueryError."""
+    table = model.table(req.query.kind)
+    view = table.run(req.query, progress=progress)
+    summary = None
+    if req.summary_sort is not None:
+        if progress is not None:
+            progress("summarizing")
+        summary = table.summary(view).sorted(*req.summary_sort)
+    return Result(req.gen, view, summary, req.keep)
 
 
 def clamp(pos: int, count: int) -> int:

@@ -34,6 +34,7 @@ from tuiperf.model.events_state import (
     Keep,
     Request,
     Result,
+    compute,
     default_descending,
 )
 from tuiperf.model.fmt import clean
@@ -42,6 +43,7 @@ from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.widgets.prompts import ConfirmPrompt, PathPrompt
+from tuiperf.tui.widgets.state_attr import InState
 from tuiperf.tui.widgets.table_body import TableBody
 from tuiperf.tui.widgets.table_rows import EventRows, SummaryRows, new_row_cache
 
@@ -121,6 +123,16 @@ class EventsTable(Vertical):
             super().__init__()
             self.view = view
 
+    # what it shows, kept in `self.state` (EventsState)
+    kind = InState[str]()
+    query_now = InState[Query]("query")
+    summary_mode = InState[bool]()
+    summary_sort = InState[dict[str, tuple[str, bool]]]()
+    view = InState[View | None]()
+    summary = InState[NameSummary | None]()
+    window = InState[tuple[int, int] | None]()
+    window_only = InState[bool]()
+
     def __init__(self, trace: Trace, *, events_model: Events | None = None, kind: str = "kernels",
                  ascii_only: bool | None = None, id: str | None = None) -> None:  # fmt: skip
         super().__init__(id=id)
@@ -132,39 +144,6 @@ class EventsTable(Vertical):
         self._busy_timer: Timer | None = None
         self._debounce: Timer | None = None
         self._warmed: set[str] = set()
-
-    # -- the state, as the app and the tests read it ---------------------------------------
-    @property
-    def kind(self) -> str:
-        return self.state.kind
-
-    @property
-    def query_now(self) -> Query:
-        return self.state.query
-
-    @property
-    def summary_mode(self) -> bool:
-        return self.state.summary_mode
-
-    @property
-    def summary_sort(self) -> dict[str, tuple[str, bool]]:
-        return self.state.summary_sort
-
-    @property
-    def view(self) -> View | None:
-        return self.state.view
-
-    @property
-    def summary(self) -> NameSummary | None:
-        return self.state.summary
-
-    @property
-    def window(self) -> tuple[int, int] | None:
-        return self.state.window
-
-    @property
-    def window_only(self) -> bool:
-        return self.state.window_only
 
     # -- composition -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -205,12 +184,7 @@ class EventsTable(Vertical):
                 self.app.call_from_thread(self._set_busy, phase)
 
         try:
-            table = self.model.table(req.query.kind)
-            view = table.run(req.query, progress=say)
-            summary = None
-            if req.summary_sort is not None:
-                say("summarizing")
-                summary = table.summary(view).sorted(*req.summary_sort)
+            result = compute(self.model, req, say)
         except QueryError as e:  # the user's filter (a bad regex): said in the title line
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._failed, req.gen, str(e))
@@ -222,7 +196,7 @@ class EventsTable(Vertical):
                 self.app.call_from_thread(self._failed, req.gen, message, True)
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._apply, Result(req.gen, view, summary, req.keep))
+            self.app.call_from_thread(self._apply, result)
 
     @work(thread=True, group="events-warm", exit_on_error=False)
     def _warm(self, kind: str) -> None:

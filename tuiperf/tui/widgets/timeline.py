@@ -9,7 +9,7 @@ Every frame costs O(columns · log events) per visible lane.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from typing import Any, ClassVar
 
 import numpy as np
 from rich.segment import Segment
@@ -37,27 +37,9 @@ from tuiperf.tui.widgets.lane_render import (
     lane_cells,
     to_segments,
 )
+from tuiperf.tui.widgets.state_attr import InState
 
 __all__ = ["Row", "Selection", "Timeline"]
-
-T = TypeVar("T")
-
-
-class _InState(Generic[T]):
-    """An attribute of the widget's `state`, read and written on the widget too."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, obj: None, owner: type | None = None) -> _InState[T]: ...
-    @overload
-    def __get__(self, obj: Timeline, owner: type | None = None) -> T: ...
-    def __get__(self, obj: Timeline | None, owner: type | None = None) -> T | _InState[T]:
-        return self if obj is None else getattr(obj.state, self.name)  # type: ignore[no-any-return]
-
-    def __set__(self, obj: Timeline, value: T) -> None:
-        setattr(obj.state, self.name, value)
 
 
 class Timeline(Widget, can_focus=True):
@@ -84,18 +66,18 @@ class Timeline(Widget, can_focus=True):
         "timeline--match",
     }
 
-    trace = _InState[Trace | None]()
-    lanes = _InState[LaneSet | None]()
-    vp = _InState[Viewport]()
-    rows = _InState[list[Row]]()
-    collapsed = _InState[set[int]]()
-    row_cursor = _InState[int]()
-    top = _InState[int]()
-    cursor_t = _InState[float]()
-    selection = _InState[Selection | None]()
-    partner = _InState[Selection | None]()
-    mark = _InState[list[float | None]]()
-    zooms = _InState[ZoomStack]()
+    trace = InState[Trace | None]()
+    lanes = InState[LaneSet | None]()
+    vp = InState[Viewport]()
+    rows = InState[list[Row]]()
+    collapsed = InState[set[int]]()
+    row_cursor = InState[int]()
+    top = InState[int]()
+    cursor_t = InState[float]()
+    selection = InState[Selection | None]()
+    partner = InState[Selection | None]()
+    mark = InState[list[float | None]]()
+    zooms = InState[ZoomStack]()
 
     def __init__(self, glyphs: Glyphs = UNICODE, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
