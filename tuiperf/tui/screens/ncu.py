@@ -24,8 +24,9 @@ from tuiperf.model.ncu_link import NcuLink
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import NcuKernelChosen
-from tuiperf.tui.widgets.events_table import Col, TableBody
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
+from tuiperf.tui.widgets.table_body import TableBody
+from tuiperf.tui.widgets.table_rows import Col
 
 if TYPE_CHECKING:
     from pathlib import Path
