@@ -207,7 +207,7 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
         return open_trace(sibling, opts)
     stale = nsys_rep.stale_exports(path)
     for note in stale:
-        opts.say(note)
+        opts.say(Progress("not using an older export", detail=note))
 
     def build(sink: Sink) -> TraceMeta:
         root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"
