@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_analysis_support import DATA, kineto_trace
+from tests.conftest import DATA
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.torch_rules import (
     ALLOC_PER_STEP,
@@ -25,6 +25,7 @@ from tuiperf.analysis.torch_rules import (
     RULES,
     TINY_KERNEL_NS,
 )
+from tuiperf.load.open import OpenOptions, open_trace
 
 PER_PARAM, FOREACH = "sgd_per_param", "sgd_foreach"
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
@@ -82,8 +83,10 @@ def _steady_alloc_calls(name: str) -> int:
     )
 
 
+@cache
 def _ctx(name: str) -> Ctx:
-    return Ctx(kineto_trace(name))
+    path = DATA / "kineto" / f"kineto_{name}.json.gz"
+    return Ctx(open_trace(path, OpenOptions(use_cache=False)))
 
 
 def test_per_parameter_sgd_fires_tiny_optimizer_kernels() -> None:
