@@ -20,7 +20,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import nsys_report
-from tests.tui.test_app_events import _still, ready, settle, sync  # noqa: F401 (_still: autouse)
+from tests.tui.pilot_helpers import ready, record_notices, screen_lines, settle, sync
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.query import EventTable
@@ -55,11 +55,6 @@ async def loaded(pilot: Pilot[int]) -> None:
         assert app.error is None
         await pilot.pause(0.05)
     await pilot.pause()
-
-
-def screen_lines(app: App) -> list[str]:  # type: ignore[type-arg]
-    """What the terminal shows now, one string a line."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 # -- 1. NO_COLOR and crashes --------------------------------------------------------------------
@@ -314,6 +309,7 @@ async def test_a_failing_query_says_so_and_stops_the_spinner(
 
     monkeypatch.setattr(EventTable, "run", broken)
     app = make_app()
+    notices = record_notices(app)
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(pilot)
         for _ in range(200):
@@ -326,5 +322,5 @@ async def test_a_failing_query_says_so_and_stops_the_spinner(
         assert "query failed: RuntimeError: disk on fire" in str(t.border_subtitle)
         assert not t.has_class("-busy")
         assert "filtering" not in str(t.border_subtitle)
-        errors = [n for n in app._notifications if n.severity == "error"]
+        errors = [n for n in notices if n.severity == "error"]
         assert any("disk on fire" in n.message for n in errors)

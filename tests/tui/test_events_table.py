@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
-import functools
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +13,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import nsys_reference, nsys_report
+from tests.tui.pilot_helpers import record_notices, settle, sync
 from tuiperf.load import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
@@ -33,16 +31,6 @@ from tuiperf.tui.widgets.events_table import (
 @pytest.fixture(scope="module")
 def trace() -> Trace:
     return open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
-
-
-def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with asyncio (the venv has no pytest asyncio plugin)."""
-
-    @functools.wraps(fn)
-    def run(*args: object, **kwargs: object) -> None:
-        asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-
-    return run
 
 
 class EventsApp(App[None]):
@@ -68,14 +56,6 @@ class EventsApp(App[None]):
 
     def on_events_table_row_selected(self, m: EventsTable.RowSelected) -> None:
         self.selected.append((m.kind, m.row))
-
-
-async def settle(pilot: Pilot[None], wait: float = 0.0) -> None:
-    """Let debounce timers fire and query workers finish."""
-    for _ in range(3):
-        await pilot.pause(wait)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def table(app: App[None]) -> EventsTable:
@@ -286,6 +266,7 @@ async def test_export_writes_the_visible_rows_and_asks_before_overwriting(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = EventsApp(trace)
+    notices = record_notices(app)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"elementwise", "enter")
@@ -307,7 +288,7 @@ async def test_export_writes_the_visible_rows_and_asks_before_overwriting(
         assert header[0] == "start_ns" and "duration_ns" in header and header[-1] == "name"
         assert [int(r[0]) for r in rows[1:]] == want.to_arrow(C.columns("kernels"))[
             "start_ns"].to_pylist()  # fmt: skip
-        assert any("Exported" in n.message and str(out) in n.message for n in app._notifications)
+        assert any("Exported" in n.message and str(out) in n.message for n in notices)
         out.write_text("precious\n")
         await pilot.press("e")
         await pilot.pause()

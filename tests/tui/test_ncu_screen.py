@@ -9,8 +9,7 @@ import pytest
 from textual.widgets import Collapsible
 
 from tests.conftest import nsys_path
-from tests.tui.test_app_timeline import sync
-from tests.unit.test_ncu_data import decompress, rep
+from tests.tui.pilot_helpers import ncu_report, ncu_reports, sync
 from tuiperf.errors import UsageError
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.app import TuiperfApp
@@ -21,14 +20,13 @@ from tuiperf.tui.widgets.timeline import Timeline
 pytest.importorskip("ncu_report")
 
 
-@pytest.fixture(autouse=True)
-def _still(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-
 @pytest.fixture(scope="module")
-def ncu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return decompress(tmp_path_factory)
+def ncu_dir() -> Path:
+    return ncu_reports()
+
+
+def rep(ncu_dir: Path, name: str) -> Path:
+    return ncu_dir / ncu_report(name).name
 
 
 def alone(ncu_dir: Path, name: str = "vit_full") -> TuiperfApp:
