@@ -249,6 +249,10 @@ def _then(*keys: str):  # type: ignore[no-untyped-def]
         # the scrollbar it brings) settle before the picture
         for _ in range(3):
             await pilot.pause()
+        # a toast lives 3 s: on a loaded machine the picture could come before or after it
+        # went, so none is in the picture
+        pilot.app.clear_notifications()
+        await pilot.pause()
 
     return run
 
