@@ -230,3 +230,17 @@ def test_clearing_marks(st: TimelineState):
     st.set_mark(1)
     assert st.marked_range is None  # both at the same time: empty, nothing to zoom to
     assert st.clear_marks() and st.mark == [None, None]
+
+
+def test_start_and_end_move_the_selection_too(st: TimelineState):
+    """`g`/`G` used to move the view only: `.` then went on from the old selection."""
+    first = st.go_edge(-1)
+    assert first is not None
+    lane, pos = first
+    assert pos == 0 and st.cursor_t == st.vp.lo
+    st.select(*st.event_of(lane, pos), page=20)
+    assert st.step_event(1) == (lane, 1)  # the next one after the first, not after the old
+    last = st.go_edge(1)
+    assert last == (lane, len(st.lanes.lanes[lane].iv) - 1) and st.cursor_t == st.vp.hi
+    st.select(*st.event_of(*last), page=20)
+    assert st.step_event(-1) == (lane, last[1] - 1)

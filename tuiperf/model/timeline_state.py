@@ -139,9 +139,19 @@ class TimelineState:
     def page(self, direction: int) -> None:
         self.pan_by(direction * PAGE_FRACTION)
 
-    def go_edge(self, direction: int) -> None:
-        """To the start (-1) or the end (+1) of the trace."""
+    def go_edge(self, direction: int) -> tuple[int, int] | None:
+        """To the start (-1) or the end (+1) of the trace. The time cursor goes there too,
+        and the selection with it: the first (last) event of the current lane, returned as
+        (lane, position) for the caller to select; with no event there, none stays
+        selected, so `.` and `,` go on from the edge, not from the old selection."""
         self.pan_by(direction * (self.vp.hi - self.vp.lo) / max(self.vp.span, 1))
+        self.cursor_t = float(self.vp.lo if direction < 0 else self.vp.hi)
+        li = self.current_lane
+        n = len(self.lanes.lanes[li].iv) if li is not None and self.lanes is not None else 0
+        if li is None or n == 0:
+            self.clear_selection()
+            return None
+        return li, (0 if direction < 0 else n - 1)
 
     def drag(self, columns: int) -> None:
         """The mouse dragged the time `columns` cells to the right."""

@@ -23,6 +23,7 @@ from textual.widget import Widget
 from tuiperf.model import fmt
 from tuiperf.model.fmt import clean
 from tuiperf.model.lanes import LaneSet
+from tuiperf.model.same_name import next_same_name
 from tuiperf.model.timeline import Viewport, ZoomStack, scale_label, ticks
 from tuiperf.model.timeline_state import Row, Selection, TimelineState
 from tuiperf.model.trace import Trace
@@ -273,7 +274,9 @@ class Timeline(Widget, can_focus=True):
         self.changed()
 
     def action_go_edge(self, direction: int) -> None:
-        self.state.go_edge(direction)
+        found = self.state.go_edge(direction)
+        if found is not None:
+            self._select_pos(*found, details=False)
         self.changed()
 
     def action_fit_all(self) -> None:
@@ -307,6 +310,20 @@ class Timeline(Widget, can_focus=True):
         found = self.state.step_event(direction)
         if found is not None:
             self._select_pos(*found, details=False)
+
+    def action_same_name(self, direction: int) -> None:
+        """The next (previous) event with the selected one's name: a kernel's next launch."""
+        sel = self.state.selection
+        if sel is None or self.trace is None:
+            self.notify("Select an event first (. , or the mouse).", timeout=2)
+            return
+        row = next_same_name(self.trace, sel.table, sel.row, direction)
+        if row is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No event of the same name {where} this one.", timeout=2)
+            return
+        self.post_message(EventSelected(sel.table, row, "timeline", False))
+        self.show_selection(sel.table, row)
 
     def _select_pos(self, li: int, pos: int, details: bool) -> None:
         table, row = self.state.event_of(li, pos)

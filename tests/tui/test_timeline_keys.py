@@ -1,0 +1,52 @@
+"""Timeline keys: `>`/`<` step through the launches of the selected kernel; `g`/`G` move the
+selection with the view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.tui.pilot_helpers import ready, select, settle, sync
+from tuiperf.load.open import OpenOptions
+from tuiperf.model.same_name import next_same_name
+from tuiperf.tui.app import TuiperfApp
+from tuiperf.tui.widgets.timeline import Timeline
+
+SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
+
+
+@sync
+async def test_next_launch_of_the_selected_kernel() -> None:
+    app = TuiperfApp(SAMPLE, OpenOptions(use_cache=False), name="vit_range")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(pilot)
+        tl = app.query_one(Timeline)
+        tl.focus()
+        select(app, "kernels", 100)
+        await settle(pilot)
+        expected = next_same_name(tl.trace, "kernels", 100, 1)
+        assert expected is not None
+        await pilot.press("greater_than_sign")
+        await settle(pilot)
+        assert tl.state.selection is not None
+        assert (tl.state.selection.table, tl.state.selection.row) == ("kernels", expected)
+        await pilot.press("less_than_sign")
+        await settle(pilot)
+        assert tl.state.selection.row == 100
+
+
+@sync
+async def test_start_and_end_keys_move_the_selection() -> None:
+    app = TuiperfApp(SAMPLE, OpenOptions(use_cache=False), name="vit_range")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(pilot)
+        tl = app.query_one(Timeline)
+        tl.focus()
+        select(app, "kernels", 100)
+        await settle(pilot)
+        lane = tl.state.selection.lane
+        await pilot.press("g")
+        await settle(pilot)
+        assert tl.state.selection is not None and tl.state.selection.pos == 0
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert (tl.state.selection.lane, tl.state.selection.pos) == (lane, 1)
