@@ -80,11 +80,27 @@ async def test_opens_on_kernels_in_start_order(trace: Trace) -> None:
 
 
 @sync
-async def test_sort_keys_and_cursor_stays_on_its_event(trace: Trace) -> None:
+async def test_a_sort_shows_the_new_order_from_its_top(trace: Trace) -> None:
     app = EventsApp(trace)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "down", "down", "down", "down")
+        await pilot.press(*["pagedown"] * 3)
+        t = table(app)
+        assert t.body.cursor > 20
+        await pilot.press("greater_than_sign")
+        await settle(pilot)
+        want = Events(trace).run(Query(sort="duration", descending=True)).indices.tolist()
+        assert shown_rows(app) == want
+        assert t.body.cursor == 0 and t.current_row() == want[0]
+        assert t.body.scroll_y == 0
+
+
+@sync
+async def test_sort_keys_and_cursor_follows_its_event_when_asked(trace: Trace) -> None:
+    app = EventsApp(trace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "down", "down", "down", "F")
         t = table(app)
         row = t.current_row()
         assert row == 5
@@ -214,7 +230,7 @@ async def test_summary_sort_by_instances_keeps_the_name(trace: Trace) -> None:
         t = table(app)
         await pilot.press("S")
         await settle(pilot)
-        await pilot.press("down", "down")
+        await pilot.press("down", "down", "F")  # follow the name through the sort
         rows = t.body.rows
         name = rows.name(t.body.cursor)  # type: ignore[union-attr]
         await pilot.press("greater_than_sign")  # Total (the default) -> Instances

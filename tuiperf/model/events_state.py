@@ -85,6 +85,8 @@ class EventsState:
         self.queries = {k: Query(kind=k) for k in cols.KINDS}
         self.summary_sort = {k: ("total", True) for k in cols.KINDS}
         self.summary_mode = False
+        #: a sort keeps the cursor on its row (else a new order shows from its top)
+        self.follow = False
         #: the timeline's visible window [start, end) ns; it filters while `window_only`
         self.window: tuple[int, int] | None = None
         self.window_only = False

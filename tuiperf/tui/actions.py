@@ -594,6 +594,15 @@ REGISTRY: tuple[Key, ...] = (
         None,
     ),
     Key("events.reverse", "r", "reverse", "Reverse the sort", "events", "sort", None),
+    Key(
+        "events.follow",
+        "F",
+        "toggle_follow",
+        "Follow the row through sorts",
+        "events",
+        "sort",
+        "follow the cursor's row through sorts",
+    ),
     Key("events.summary", "S", "toggle_summary", "Summary", "events", "view", None, show=True),
     Key(
         "events.next_kind",

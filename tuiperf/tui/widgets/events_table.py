@@ -428,9 +428,16 @@ class EventsTable(Vertical):
         if descending is None:
             col = next((c for c in self.body.columns() if c.key == key), None)
             descending = default_descending(col.fmt if col is not None else None)
-        keep = self._keep()
+        # a new order shows from its top (the first rows are what the user sorted to see),
+        # unless the user asked to follow the row under the cursor (`F`)
+        keep = self._keep() if self.state.follow else None
         self.state.sort_by(key, descending)
         self._run(keep)
+
+    def action_toggle_follow(self) -> None:
+        self.state.follow = not self.state.follow
+        said = "follows its row" if self.state.follow else "goes to the top"
+        self.notify(f"After a sort the cursor {said}.", timeout=2)
 
     def action_reverse(self) -> None:
         key, desc = self.state.sort
