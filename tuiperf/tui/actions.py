@@ -40,6 +40,12 @@ class Key:
         return " ".join(_pretty(k) for k in self.keys.split(","))
 
     @property
+    def palette_hint(self) -> str:
+        """What the command palette says of the entry's keys: only its own (the footer's
+        `. ,` would offer `,` for "next event")."""
+        return f"key: {self.help_key_text}"
+
+    @property
     def help_key_text(self) -> str:
         """The keys as the ? overlay lists them: the footer's display, unless it groups this
         key with another entry's (`. ,` on "Next event"), then only this entry's own keys."""
