@@ -50,3 +50,20 @@ async def test_start_and_end_keys_move_the_selection() -> None:
         await pilot.press("full_stop")
         await settle(pilot)
         assert (tl.state.selection.lane, tl.state.selection.pos) == (lane, 1)
+
+
+@sync
+async def test_3_focuses_the_fixes_list_when_it_shows() -> None:
+    """`3` landed on the side panel's frame; with the fixes shown, their list is where Enter
+    acts (a finding, an evidence row)."""
+    app = TuiperfApp(SAMPLE, OpenOptions(use_cache=False), name="vit_range")
+    async with app.run_test(size=(90, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("A")
+        await settle(pilot, 0.2)
+        await pilot.press("1", "3")
+        await settle(pilot)
+        assert app.focused is not None and app.focused.id == "advice-list"
+        assert "enter" in {
+            k for k, b in app.screen.active_bindings.items() if b.node is app.focused
+        }

@@ -288,6 +288,8 @@ class TuiperfApp(App[int]):
         # set at once (Widget.focus waits a turn): `1` `m` arriving in one read must
         # maximise the timeline, not the pane focused before
         target = self.query_one(f"#{pane}")
+        if pane == "side" and self._focus_fixes():
+            return
         if target.can_focus:
             self.screen.set_focus(target)
             return
@@ -296,6 +298,19 @@ class TuiperfApp(App[int]):
             self.screen.set_focus(inner[0])
         else:
             self.notify(f"The {pane} pane has nothing to focus yet.", timeout=2)
+
+    def _focus_fixes(self) -> bool:
+        """`3`: the fixes list when the panel shows one (Enter there acts on a finding or
+        its evidence), rather than the panel's frame."""
+        found, side = self.query(AdvicePanel), self.query_one(SidePanel)
+        if not found or not found.first().is_open:
+            return False
+        if self.side_collapses:
+            self._open_side(True)
+        elif side.has_class("-hidden"):
+            return False
+        self.screen.set_focus(found.first().query_one("#advice-list"))
+        return True
 
     @property
     def side_collapses(self) -> bool:
