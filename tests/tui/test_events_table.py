@@ -16,7 +16,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import SHARED
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query

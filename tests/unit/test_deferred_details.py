@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import schema
 from tuiperf.load.open import OpenOptions, open_trace
 
 

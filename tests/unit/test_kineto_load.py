@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.kineto import load_kineto, memcpy_kinds, short_kernel_name, thread_label
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.cells import csv_rows

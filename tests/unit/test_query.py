@@ -218,7 +218,7 @@ def test_filtered_sort_equals_sorted_filter(cnn: Events, text: str) -> None:
 def test_nulls_sort_last_both_ways() -> None:
     import pyarrow as pa
 
-    from tuiperf.load import schema
+    from tuiperf import schema
     from tuiperf.model.query import EventTable
     from tuiperf.model.trace import TraceMeta
 

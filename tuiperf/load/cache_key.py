@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: bump whenever a canonical schema (load/schema.py) changes: old entries are then rebuilt
+#: bump whenever a canonical schema (tuiperf/schema.py) changes: old entries are then rebuilt
 SCHEMA_VERSION = 6
 
 MANIFEST = "manifest.json"

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.assemble import Assembler
 from tuiperf.load.column_pool import ColumnPool
 from tuiperf.load.dictcols import StringTable, encode_strings
