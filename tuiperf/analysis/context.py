@@ -8,8 +8,8 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis.intervals import Union
+from tuiperf.model import arrays as A
 from tuiperf.model.trace import Trace
 
 GPU_TABLES = ("kernels", "memcpy", "memset")

@@ -14,7 +14,6 @@ from decimal import ROUND_DOWN, Decimal
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
@@ -29,6 +28,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.intervals import overlap_sum
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 
 #: nsys analyze defaults (rule usage texts of Nsight Systems 2025.3: gpu_gaps `gap=500` ms,

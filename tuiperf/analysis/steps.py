@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
+from tuiperf.model import arrays as A
 
 if TYPE_CHECKING:
     from tuiperf.analysis.context import Ctx
