@@ -12,7 +12,7 @@ from rich.text import Text
 from tuiperf.model import fmt
 
 if TYPE_CHECKING:
-    from tuiperf.model.stored_report import ReportRows
+    from tuiperf.summaries.rows import ReportRows
 
 _NAME_LIMIT = 200
 

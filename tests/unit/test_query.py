@@ -13,9 +13,9 @@ import pytest
 from tests.conftest import SHARED
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.cells import round_strings
 from tuiperf.model.query import Events, Query, QueryError
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.cells import round_strings
 
 NSYS = SHARED / "nsys"
 REF = NSYS / "reference"

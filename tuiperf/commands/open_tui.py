@@ -83,8 +83,8 @@ def split_reports(first: Path, second: Path | None) -> tuple[Path, Path | None]:
 def _summary_fallback(path: Path, args: argparse.Namespace) -> int:
     """Until the viewer exists: print the kernel summary of the report."""
     from tuiperf.load.open import open_trace
-    from tuiperf.model.summaries import compute_cached
     from tuiperf.report import print_stats
+    from tuiperf.summaries.reports import compute_cached
 
     trace = open_trace(path, open_options(args))
     print_stats(

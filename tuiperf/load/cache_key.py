@@ -2,7 +2,7 @@
 
 An entry is keyed by the source's resolved path, size and mtime, the loader and
 SCHEMA_VERSION; `summary` reads a stored result by this key before it decides to
-load any table (see load/stored_summary.py).
+load any table (see summaries/stored.py).
 """
 
 from __future__ import annotations
