@@ -6,12 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from tuiperf.bundled import sample_path
 from tuiperf.commands.base import add_cache_args, open_options, timeline_and_ncu
 from tuiperf.errors import UsageError
-
-
-def sample_path() -> Path:
-    return Path(__file__).resolve().parent.parent / "sample" / "vit_range"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -924,8 +924,8 @@ class EventsTable(Vertical):
 
     @work(thread=True, group="events-export", exit_on_error=False)
     def _export_worker(self, path: Path, table, overwrite: bool) -> None:  # type: ignore[no-untyped-def]
-        from tuiperf.commands.export import write_file
         from tuiperf.errors import TuiperfError
+        from tuiperf.export import write_file
 
         fmt = {".tsv": "tsv", ".json": "json", ".parquet": "parquet"}.get(path.suffix, "csv")
         try:
