@@ -63,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
-        cmd.prepare(sp)  # type: ignore[attr-defined]
-        sp.set_defaults(_run=cmd.run)  # type: ignore[attr-defined]
+        cmd.prepare(sp)
+        sp.set_defaults(_run=cmd.run)
     return p
 
 

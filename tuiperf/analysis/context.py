@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -11,6 +12,9 @@ import pyarrow as pa
 from tuiperf.analysis.intervals import Union
 from tuiperf.model import arrays as A
 from tuiperf.model.trace import Trace
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.steps import Steps
 
 GPU_TABLES = ("kernels", "memcpy", "memset")
 
@@ -93,7 +97,7 @@ class Ctx:
             t = self.table(table)
             keys = A.pid_corr_key(A.ints(t, "pid", -1), A.ints(t, "correlation_id", -1))
             cache[table] = A.first_match(keys, self._api_keys)
-        return cache[table]  # type: ignore[no-any-return]
+        return cache[table]
 
     def launch_time(self, table: str) -> np.ndarray:
         """When the CPU asked for each GPU op (its API call's start); the GPU start when the
@@ -115,7 +119,7 @@ class Ctx:
         return np.where(rows >= 0, dur[np.maximum(rows, 0)], -1)
 
     @cached_property
-    def steps(self):  # type: ignore[no-untyped-def]
+    def steps(self) -> Steps:
         from tuiperf.analysis.steps import find_steps
 
         return find_steps(self)

@@ -8,6 +8,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tuiperf.load.open import OpenOptions
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
     return say
 
 
-def open_options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def open_options(args: argparse.Namespace) -> OpenOptions:
     from tuiperf.load.open import OpenOptions
 
     return OpenOptions(

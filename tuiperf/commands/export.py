@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # the parser is built for every command: keep pyarrow off tha
     import pyarrow as pa
 
     from tuiperf.model import columns as cols
+    from tuiperf.model.query import Query
+    from tuiperf.model.trace import Trace
 
 FORMATS = ("csv", "tsv", "json", "parquet")
 
@@ -57,7 +59,7 @@ def parse_columns(values: list[str] | None) -> list[str] | None:
     return names or None
 
 
-def build_query(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def build_query(args: argparse.Namespace) -> Query:
     from tuiperf.model.query import Query
 
     sort, desc = parse_sort(args.sort)
@@ -77,7 +79,7 @@ def build_query(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return q
 
 
-def export_table(args: argparse.Namespace, trace) -> pa.Table:  # type: ignore[no-untyped-def]
+def export_table(args: argparse.Namespace, trace: Trace) -> pa.Table:
     """The rows (or the per-name summary) the arguments ask for, with raw values."""
     from tuiperf.model import columns as cols
     from tuiperf.model.query import Events

@@ -20,7 +20,9 @@ from tuiperf.errors import UsageError
 from tuiperf.summaries.names import REPORT_NAMES, resolve
 
 if TYPE_CHECKING:
+    from tuiperf.model.trace import Trace
     from tuiperf.summaries.rows import ReportRows, StoredReport
+    from tuiperf.summaries.stats import StatsTable
 
 _NAMES = " ".join(n for n in REPORT_NAMES if n != "op_sum")  # the `nsys stats` ones
 
@@ -134,7 +136,9 @@ def _csv_rows(table: ReportRows) -> tuple[list[str], list[list[str]]]:
     return arrow_csv_rows(table)  # type: ignore[arg-type]
 
 
-def _with_ncu_ids(table, trace, ncu: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _with_ncu_ids(
+    table: StatsTable, trace: Trace, ncu: Path, args: argparse.Namespace
+) -> StatsTable:
     """cuda_gpu_kern_sum with a column of the ncu IDs that describe each kernel name."""
     from dataclasses import replace
 

@@ -503,7 +503,7 @@ def read_ahead(batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
                 return
             if kind == "error":
                 raise item  # type: ignore[misc]
-            yield item  # type: ignore[misc]
+            yield item
     finally:
         stop.set()
         while worker.is_alive():  # unblock a producer waiting on a full queue

@@ -431,7 +431,7 @@ class NameSummary:
         attr = {"style": "styles", "name": "names"}.get(key, key)
         if attr not in _SUMMARY_FIELDS:
             raise QueryError(f"no summary column {key!r}")
-        return getattr(self, attr)  # type: ignore[no-any-return]
+        return getattr(self, attr)
 
     def value(self, key: str, group: int) -> object:
         vals = self.values(key)

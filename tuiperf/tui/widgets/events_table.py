@@ -897,7 +897,7 @@ class EventsTable(Vertical):
             return
         self._write(path, False)
 
-    def export_table(self):  # type: ignore[no-untyped-def]
+    def export_table(self):
         """What `e` writes: the shown rows and exactly the shown columns, in their order on
         screen, with raw values (`duration_ns`, `bytes`)."""
         shown = [c.key for c in self.body.columns()]
@@ -923,7 +923,7 @@ class EventsTable(Vertical):
         self._export_worker(path, table, overwrite)
 
     @work(thread=True, group="events-export", exit_on_error=False)
-    def _export_worker(self, path: Path, table, overwrite: bool) -> None:  # type: ignore[no-untyped-def]
+    def _export_worker(self, path: Path, table, overwrite: bool) -> None:
         from tuiperf.errors import TuiperfError
         from tuiperf.export import write_file
 

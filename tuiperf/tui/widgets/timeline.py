@@ -86,7 +86,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--match",
     }
 
-    def __init__(self, glyphs: Glyphs = UNICODE, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, glyphs: Glyphs = UNICODE, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.g = glyphs
         self.trace: Trace | None = None
