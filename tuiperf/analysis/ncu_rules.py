@@ -35,6 +35,7 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
+from tuiperf.model.metrics import KernelMetrics, RuleResult, render_message
 from tuiperf.model.ncu_groups import KernelGroup, groups
 from tuiperf.model.trace import Trace
 
@@ -64,14 +65,14 @@ _OCC_LIMITS = {
 }
 
 
-Rule = Callable[[Any, Ctx | None], list[Finding]]
+Rule = Callable[[KernelMetrics, Ctx | None], list[Finding]]
 
 
 def _trace(ctx: Ctx | None) -> Trace | None:
     return ctx.trace if ctx is not None else None
 
 
-def _evidence(km: Any, g: KernelGroup, ctx: Ctx | None) -> Evidence:
+def _evidence(km: KernelMetrics, g: KernelGroup, ctx: Ctx | None) -> Evidence:
     if ctx is not None and g.nsys_rows is not None:
         t = ctx.table("kernels")
         return Evidence.build(
@@ -92,7 +93,7 @@ def _evidence(km: Any, g: KernelGroup, ctx: Ctx | None) -> Evidence:
 
 
 def _finding(
-    km: Any,
+    km: KernelMetrics,
     ctx: Ctx | None,
     g: KernelGroup,
     rule: str,
@@ -123,7 +124,7 @@ def _finding(
     )
 
 
-def _need(km: Any) -> None:
+def _need(km: KernelMetrics) -> None:
     if km is None or len(km) == 0:
         raise Skip("no kernels in the Nsight Compute report")
 
@@ -139,12 +140,12 @@ def _weight_note(g: KernelGroup, ctx: Ctx | None) -> str:
 
 
 # -- ncu's own rules ---------------------------------------------------------------------
-def ncu_rule_results(km: Any, ctx: Ctx | None) -> list[Finding]:
+def ncu_rule_results(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """ncu's rule results that are not OK, one finding per kernel and rule."""
     _need(km)
     out = []
     for g in groups(km, _trace(ctx)):
-        seen: dict[tuple[str, str], list[Any]] = {}
+        seen: dict[tuple[str, str], list[RuleResult]] = {}
         for kid in g.ids:
             for r in km.rules(kid):
                 if r.type in ("optimization", "warning", "error") and r.message:
@@ -154,9 +155,9 @@ def ncu_rule_results(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def _own(km: Any, ctx: Ctx | None, g: KernelGroup, rid: str, title: str, rs: list[Any]) -> Finding:
-    from tuiperf.model.metrics import render_message
-
+def _own(
+    km: KernelMetrics, ctx: Ctx | None, g: KernelGroup, rid: str, title: str, rs: list[RuleResult]
+) -> Finding:
     speedups = [r.speedup for r in rs if r.speedup is not None]
     speedup = float(np.mean(speedups)) if speedups else None
     kind = rs[0].type
@@ -201,7 +202,7 @@ def _pytorch_hint(rid: str) -> str:
 
 
 # -- tuiperf's readings of the sections --------------------------------------------------
-def bound(km: Any, ctx: Ctx | None) -> list[Finding]:
+def bound(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """Memory-, compute- or latency-bound, from GPU Speed Of Light throughputs."""
     _need(km)
     out = []
@@ -242,7 +243,7 @@ def bound(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def occupancy(km: Any, ctx: Ctx | None) -> list[Finding]:
+def occupancy(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """Low theoretical occupancy, and which launch limit causes it."""
     _need(km)
     out = []
@@ -271,7 +272,7 @@ def occupancy(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def uncoalesced(km: Any, ctx: Ctx | None) -> list[Finding]:
+def uncoalesced(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """Global loads that use little of each 32-byte sector."""
     _need(km)
     out = []
@@ -302,7 +303,7 @@ def uncoalesced(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def launch_shape(km: Any, ctx: Ctx | None) -> list[Finding]:
+def launch_shape(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """A grid smaller than one wave, or a small partial last wave (tail effect)."""
     _need(km)
     out = []
@@ -334,7 +335,7 @@ def launch_shape(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def _rule_speedup(km: Any, g: KernelGroup, rule_id: str) -> float | None:
+def _rule_speedup(km: KernelMetrics, g: KernelGroup, rule_id: str) -> float | None:
     vals = [r.speedup for r in km.rules(g.rep) if r.rule_id == rule_id and r.speedup]
     return float(max(vals)) if vals else None
 
