@@ -86,12 +86,9 @@ class Ctx:
         api = self.table("api")
         return A.pid_corr_key(A.ints(api, "pid", -1), A.ints(api, "correlation_id", -1))
 
-    def api_row_of(self, table: str) -> np.ndarray:
+    def _api_rows(self, table: str) -> np.ndarray:
         """For each row of a GPU table, its launching API call's row (same pid and
         correlation id), or -1 when the API row is missing (windowed exports)."""
-        return self._api_rows(table)
-
-    def _api_rows(self, table: str) -> np.ndarray:
         cache = self.__dict__.setdefault("_api_rows_cache", {})
         if table not in cache:
             t = self.table(table)

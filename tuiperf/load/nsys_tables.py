@@ -80,9 +80,6 @@ class NsysReader:
             return parts[0]
         return pa.concat_tables(parts, promote_options="permissive")
 
-    def has_column(self, logical: str, column: str) -> bool:
-        return any(column in self.src.columns(t) for t in versions_of(self.present, logical))
-
     def strings(self) -> StringTable:
         if self._strings is None:
             t = self.raw("StringIds", ["id", "value"])

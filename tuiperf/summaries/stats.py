@@ -16,7 +16,6 @@ import pyarrow as pa
 from tuiperf.model.api_names import api_display_name
 from tuiperf.model.groupstats import GroupStats, group_stats
 from tuiperf.model.trace import Trace
-from tuiperf.summaries.names import resolve
 from tuiperf.summaries.rows import Column
 
 
@@ -233,11 +232,6 @@ SOURCE_TABLES = {
     "osrt_sum": ("osrt",),
     "cuda_gpu_trace": ("kernels", "memcpy", "memset"),
 }
-
-
-def resolve_report(name: str) -> str | None:
-    found = resolve(name)
-    return found if found in REPORTS else None
 
 
 def compute(trace: Trace, report: str) -> StatsTable:
