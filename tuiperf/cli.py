@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-V", "--version", action="version", version=f"tuiperf {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    add_viewer_options(p.add_argument_group("viewer options (tuiperf [REPORT [NCU_REPORT]] ...)"))
+    viewer = p.add_argument_group("viewer options (tuiperf [REPORT [NCU_REPORT]] ...)")
+    add_viewer_options(viewer, dest_prefix="viewer_")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in _commands().values():
         sp = sub.add_parser(
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _terminate_like_interrupt()
         parser = build_parser()
         args = parser.parse_args(args_list)
-        if args.ascii or args.no_mouse:  # `tuiperf --ascii summary ...`: not the viewer
+        if args.viewer_ascii or args.viewer_no_mouse:  # `tuiperf --ascii summary ...`
             parser.error("--ascii and --no-mouse are options of the viewer (tuiperf REPORT)")
         if not getattr(args, "_run", None):
             parser.print_help()

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import tuiperf
-from tuiperf.cli import main
+from tuiperf.cli import build_parser, main
 
 HEADLESS = sorted(
     m.name
@@ -81,3 +81,9 @@ def test_viewer_options_before_a_subcommand_are_refused(capsys: pytest.CaptureFi
         main(["--ascii", "summary", "x.sqlite"])
     assert done.value.code == 2
     assert "options of the viewer" in capsys.readouterr().err
+
+
+def test_a_subcommands_own_ascii_option_is_its_own() -> None:
+    """`analyze --ascii` is analyze's option, not the viewer's (same spelling)."""
+    args = build_parser().parse_args(["analyze", "x.sqlite", "--ascii"])
+    assert args.ascii and not args.viewer_ascii

@@ -33,10 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def add_viewer_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """The viewer's own options (`tuiperf --help` lists them too)."""
-    p.add_argument("--ascii", action="store_true", help="ASCII glyphs only")
-    p.add_argument("--no-mouse", action="store_true", help="ignore the mouse")
+def add_viewer_options(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = ""
+) -> None:
+    """The viewer's own options; `tuiperf --help` lists them too, under other names
+    (`dest_prefix`) than the subcommands' options of the same spelling."""
+    p.add_argument("--ascii", dest=f"{dest_prefix}ascii", action="store_true",
+                   help="ASCII glyphs only")  # fmt: skip
+    p.add_argument("--no-mouse", dest=f"{dest_prefix}no_mouse", action="store_true",
+                   help="ignore the mouse")  # fmt: skip
 
 
 def run_open(argv: list[str]) -> int:
