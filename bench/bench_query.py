@@ -22,7 +22,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tuiperf.commands.export import write_file  # noqa: E402
+from tuiperf.export import write_file  # noqa: E402
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402
 from tuiperf.model import columns as C  # noqa: E402
 from tuiperf.model.query import Events, Query  # noqa: E402

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from rich import box
 from rich.console import Console
@@ -13,7 +13,9 @@ from rich.text import Text
 from tuiperf.model import fmt
 
 if TYPE_CHECKING:
-    from tuiperf.model.stored_report import ReportRows
+    from tuiperf.model.link_facts import LinkFacts
+    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.summaries.rows import ReportRows
 
 _NAME_LIMIT = 200
 
@@ -150,7 +152,7 @@ def print_info(console: Console, info: dict[str, object]) -> None:
     )
 
 
-def print_link(console: Console, facts: Any, km: Any, width: int = 60) -> None:
+def print_link(console: Console, facts: LinkFacts, km: KernelMetrics, width: int = 60) -> None:
     """How the ncu results of `km` link to the trace's launches (`LinkFacts`)."""
     console.print(Text.assemble(("link        ", "bold"), fmt.clean(facts.summary_line())))
     t = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)

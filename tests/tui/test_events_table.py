@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from tests.conftest import nsys_reference, nsys_report
 from tests.tui.pilot_helpers import record_notices, settle, sync
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query

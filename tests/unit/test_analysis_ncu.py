@@ -9,7 +9,8 @@ from tests.unit.test_analysis_support import ctx_of, kineto_trace, ncu_of, trace
 from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU, groups, signature_key
+from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU
+from tuiperf.model.ncu_groups import groups, signature_key
 from tuiperf.model.trace import Trace
 
 
@@ -42,7 +43,7 @@ def test_ncu_own_results_keep_their_speedup() -> None:
 
 def test_nsys_weighting_uses_the_kernels_total_time() -> None:
     km, ctx = ncu_of("vit_full"), ctx_of("vit_amp")
-    gs = {g.key: g for g in groups(km, ctx)}
+    gs = {g.key: g for g in groups(km, ctx.trace)}
     matched = [g for g in gs.values() if g.nsys_ns is not None]
     assert len(matched) == len(gs)  # every profiled kernel is found by mangled name
     conv = next(g for g in matched if "implicit_convolve" in g.name)
@@ -70,7 +71,7 @@ def test_lstm_basic_default_set() -> None:
 def test_kineto_trace_weighs_ncu_kernels_by_demangled_name() -> None:
     """A torch.profiler trace has no mangled names: its kernel name is the demangled one."""
     km, ctx = ncu_of("lstm_basic"), Ctx(kineto_trace("lstm"))
-    gs = groups(km, ctx)
+    gs = groups(km, ctx.trace)
     assert all(g.nsys_ns is not None for g in gs)  # templates and lambdas included
     gemm = next(
         g for g in gs if g.name.startswith("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64")
@@ -105,7 +106,7 @@ def test_short_names_match_only_one_kernel() -> None:
     kt = trace.table("kernels")
     spelt = pa.array([f"{n} [other spelling]" for n in kt["name"].to_pylist()])
     kt = kt.set_column(kt.schema.get_field_index("name"), "name", spelt)
-    by = {g.name: g for g in groups(km, Ctx(Trace({**trace.tables, "kernels": kt}, trace.meta)))}
+    by = {g.name: g for g in groups(km, Trace({**trace.tables, "kernels": kt}, trace.meta))}
     cutlass = next(g for n, g in by.items() if "Kernel2" in n)
     assert cutlass.nsys_rows is None  # not the 936 launches of every Kernel2
     rnn = next(g for n, g in by.items() if "elemWiseRNNcell" in n)

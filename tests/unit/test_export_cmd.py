@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import nsys_reference, nsys_report
+from tuiperf import export
 from tuiperf.cli import main
-from tuiperf.commands import export as export_cmd
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query
@@ -90,7 +90,7 @@ def test_a_failed_write_leaves_no_file(
         sink.write(b"start_ns,end_ns\n1,2\n")
         raise exc
 
-    monkeypatch.setattr(export_cmd, "_write_bytes", broken)
+    monkeypatch.setattr(export, "_write_bytes", broken)
     out = tmp_path / "k.csv"
     rc = _run("-o", str(out))
     assert rc == (130 if isinstance(exc, KeyboardInterrupt) else 1)
@@ -186,7 +186,7 @@ def test_bad_arguments_are_one_line_usage_errors(
 def test_write_table_to_a_text_stream_without_buffer() -> None:
     buf = io.StringIO()
     t = pa.table({"name": ["a,b", 'q"x'], "bytes": [1, None]})
-    assert export_cmd.write_table(buf, t) == 2
+    assert export.write_table(buf, t) == 2
     assert list(csv.reader(io.StringIO(buf.getvalue()))) == [["name", "bytes"], ["a,b", "1"],
                                                               ['q"x', ""]]  # fmt: skip
 

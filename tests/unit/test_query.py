@@ -12,9 +12,9 @@ import pytest
 from tests.conftest import nsys_reference, nsys_report
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.cells import round_strings
 from tuiperf.model.query import Events, Query, QueryError
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.cells import round_strings
 
 
 def _open(name: str) -> Trace:
@@ -214,7 +214,7 @@ def test_filtered_sort_equals_sorted_filter(cnn: Events, text: str) -> None:
 def test_nulls_sort_last_both_ways() -> None:
     import pyarrow as pa
 
-    from tuiperf.load import schema
+    from tuiperf import schema
     from tuiperf.model.query import EventTable
     from tuiperf.model.trace import TraceMeta
 

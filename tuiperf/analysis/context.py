@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis.intervals import Union
+from tuiperf.model import arrays as A
 from tuiperf.model.trace import Trace
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.steps import Steps
 
 GPU_TABLES = ("kernels", "memcpy", "memset")
 
@@ -82,18 +86,15 @@ class Ctx:
         api = self.table("api")
         return A.pid_corr_key(A.ints(api, "pid", -1), A.ints(api, "correlation_id", -1))
 
-    def api_row_of(self, table: str) -> np.ndarray:
+    def _api_rows(self, table: str) -> np.ndarray:
         """For each row of a GPU table, its launching API call's row (same pid and
         correlation id), or -1 when the API row is missing (windowed exports)."""
-        return self._api_rows(table)
-
-    def _api_rows(self, table: str) -> np.ndarray:
         cache = self.__dict__.setdefault("_api_rows_cache", {})
         if table not in cache:
             t = self.table(table)
             keys = A.pid_corr_key(A.ints(t, "pid", -1), A.ints(t, "correlation_id", -1))
             cache[table] = A.first_match(keys, self._api_keys)
-        return cache[table]  # type: ignore[no-any-return]
+        return cache[table]
 
     def launch_time(self, table: str) -> np.ndarray:
         """When the CPU asked for each GPU op (its API call's start); the GPU start when the
@@ -115,7 +116,7 @@ class Ctx:
         return np.where(rows >= 0, dur[np.maximum(rows, 0)], -1)
 
     @cached_property
-    def steps(self):  # type: ignore[no-untyped-def]
+    def steps(self) -> Steps:
         from tuiperf.analysis.steps import find_steps
 
         return find_steps(self)

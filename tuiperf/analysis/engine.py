@@ -17,6 +17,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.rank import rank
+from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
 
@@ -34,7 +35,7 @@ def all_rule_ids() -> list[str]:
 
 
 def analyze(
-    trace: Trace | None, ncu: Any = None, options: AnalyzeOptions | None = None
+    trace: Trace | None, ncu: KernelMetrics | None = None, options: AnalyzeOptions | None = None
 ) -> AnalysisResult:
     """Findings for a timeline report, an ncu report (`KernelMetrics`), or both."""
     opts = options or AnalyzeOptions()
@@ -81,7 +82,7 @@ def _run(
     checks.append(RuleCheck(rid, source, "found" if found else "clean"))
 
 
-def _ncu_time(ncu: Any) -> int:
+def _ncu_time(ncu: KernelMetrics | None) -> int:
     if ncu is None:
         return 0
     col = ncu.kernels.column("duration_ns").to_pylist()

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
+from tuiperf.model import arrays as A
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from tuiperf.analysis.context import Ctx
 
 #: range names that mark one training iteration
@@ -124,7 +126,16 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
     )
 
 
-def _phases(nv, text, start, end, pid, tid, steps: Steps, is_step) -> dict[str, list]:  # type: ignore[no-untyped-def]
+def _phases(
+    nv: pa.Table,
+    text: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    pid: np.ndarray,
+    tid: np.ndarray,
+    steps: Steps,
+    is_step: np.ndarray,
+) -> dict[str, list]:
     """Direct children of the step ranges on the same thread (data/forward/backward/…)."""
     same = (pid == steps.pid) & (tid == steps.tid) & ~is_step & (end > start)
     inside = steps.index_of(start) >= 0

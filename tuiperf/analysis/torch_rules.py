@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
@@ -27,6 +26,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.steps import Steps
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 
 # -- thresholds (each says where it comes from) ------------------------------------------

@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
 from tuiperf.errors import UsageError
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.engine import AnalyzeOptions
+    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.model.trace import Trace
 
 FORMATS = ("text", "json", "markdown")
 #: evidence rows per finding in text and markdown when --rows is not given
@@ -68,7 +74,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
     add_cache_args(p)
 
 
-def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _options(args: argparse.Namespace) -> AnalyzeOptions:
     from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
     from tuiperf.analysis.nsys_rules import NsysOptions
 
@@ -87,7 +93,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return AnalyzeOptions(nsys=nsys, only=only)
 
 
-def _inputs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _inputs(args: argparse.Namespace) -> tuple[Trace | None, KernelMetrics | None]:
     from tuiperf.load import detect as det
 
     opts = open_options(args)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tuiperf.load.open import OpenOptions
     from tuiperf.load.progress import Progress
 
 
@@ -48,7 +49,7 @@ def progress_printer(args: argparse.Namespace) -> Callable[[Progress], None] | N
     return say
 
 
-def open_options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def open_options(args: argparse.Namespace) -> OpenOptions:
     from tuiperf.load.open import OpenOptions
 
     return OpenOptions(

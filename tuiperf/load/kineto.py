@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import schema
 from tuiperf.load.kineto_collect import API_CATS, NULL, RANGE_CATS, Collected, Collector, Columns
 from tuiperf.load.kineto_stream import TraceStream
 from tuiperf.load.nvtx_depth import nesting_depth

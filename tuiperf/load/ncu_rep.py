@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError
+from tuiperf.load.ncu_api import NcuAction, NcuContext, NcuMetric, NcuSection
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.metrics import make_table, render_message
 
@@ -98,7 +99,7 @@ def _quiet_fd2() -> Iterator[None]:
         os.close(saved)
 
 
-def open_context(path: Path) -> Any:
+def open_context(path: Path) -> NcuContext:
     """ncu_report's IContext, or a one-line error for damaged and foreign files."""
     check_magic(path)
     ncu = import_ncu_report()
@@ -112,8 +113,8 @@ def open_context(path: Path) -> Any:
     return ctx
 
 
-def actions(ctx: Any) -> list[Any]:
-    out: list[Any] = []
+def actions(ctx: NcuContext) -> list[NcuAction]:
+    out: list[NcuAction] = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         out.extend(rng.action_by_idx(i) for i in range(rng.num_actions()))
@@ -162,12 +163,12 @@ def _append(cols: dict[str, list[Any]], row: dict[str, Any]) -> None:
         cols.setdefault(k, [None] * n).append(v)
 
 
-def _sections(a: Any) -> list[Any]:
+def _sections(a: NcuAction) -> list[NcuSection]:
     """Sections in ncu's order: by `order()`, ties by display name (as ncu prints them)."""
     return sorted(a.sections(), key=lambda s: (s.order(), s.name()))
 
 
-def _value(m: Any) -> tuple[float | None, str | None]:
+def _value(m: NcuMetric) -> tuple[float | None, str | None]:
     try:
         v = m.value()
     except Exception:
@@ -182,17 +183,17 @@ def _value(m: Any) -> tuple[float | None, str | None]:
         return None, str(v)
 
 
-def _num(a: Any, name: str) -> Any:
+def _num(a: NcuAction, name: str) -> float | None:
     m = a.metric_by_name(name)
     return None if m is None else _value(m)[0]
 
 
-def _int(a: Any, name: str) -> int | None:
+def _int(a: NcuAction, name: str) -> int | None:
     v = _num(a, name)
     return None if v is None else int(v)
 
 
-def _text(a: Any, name: str) -> str | None:
+def _text(a: NcuAction, name: str) -> str | None:
     m = a.metric_by_name(name)
     if m is None:
         return None
@@ -200,7 +201,7 @@ def _text(a: Any, name: str) -> str | None:
     return t if t is not None else (None if v is None else str(v))
 
 
-def _kernel_row(kid: int, a: Any) -> dict[str, Any]:
+def _kernel_row(kid: int, a: NcuAction) -> dict[str, Any]:
     major, minor = (
         _int(a, "device__attribute_compute_capability_major"),
         _int(a, "device__attribute_compute_capability_minor"),
@@ -227,7 +228,7 @@ def _kernel_row(kid: int, a: Any) -> dict[str, Any]:
     return row
 
 
-def _nvtx(a: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+def _nvtx(a: NcuAction) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     push: list[dict[str, str]] = []
     start: list[dict[str, str]] = []
     try:
@@ -245,7 +246,7 @@ def _nvtx(a: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
 
 
 def _metric_row(
-    kid: int, m: Any, sid: str | None, sname: str | None, part: str | None
+    kid: int, m: NcuMetric, sid: str | None, sname: str | None, part: str | None
 ) -> dict[str, Any]:
     value, text = _value(m)
     return {
@@ -282,7 +283,7 @@ _CLI_HEADER_ITEMS: dict[str, tuple[tuple[str, str, str, float, str | None], ...]
 }  # fmt: skip
 
 
-def _header_rows(kid: int, a: Any, s: Any) -> list[tuple[str, dict[str, Any]]]:
+def _header_rows(kid: int, a: NcuAction, s: NcuSection) -> list[tuple[str, dict[str, Any]]]:
     """(sort name, row) of a section's header items, with the CLI's items (above)."""
     sid, sname = s.identifier(), s.name()
     items = [
@@ -304,7 +305,7 @@ def _header_rows(kid: int, a: Any, s: Any) -> list[tuple[str, dict[str, Any]]]:
     return items
 
 
-def _metric_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
+def _metric_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[str, Any]]:
     """Section metrics (header then body, each by metric name, as ncu prints them),
     then every other metric of the kernel with no section."""
     rows, seen = [], set()
@@ -326,7 +327,7 @@ def _metric_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _rule_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
+def _rule_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[str, Any]]:
     """Rule results grouped by section in ncu's order; empty type-0 results dropped."""
     rank = {s.identifier(): i for i, s in enumerate(secs)}
     results = []
@@ -368,7 +369,7 @@ def _rule_row(
     }
 
 
-def _meta(path: Path, ctx: Any, tables: dict[str, pa.Table]) -> dict[str, Any]:
+def _meta(path: Path, ctx: NcuContext, tables: dict[str, pa.Table]) -> dict[str, Any]:
     k = tables["kernels"]
     devices: dict[Any, dict[str, Any]] = {}
     for dev, name, cc in zip(

@@ -307,7 +307,7 @@ class SqliteSource:
             # e.g. text that is not UTF-8: the stdlib reader decodes leniently, and says
             # what is wrong when the file itself is damaged
             return None
-        parts = [_plain(h) for h in halves]  # type: ignore[arg-type]
+        parts = [_plain(h) for h in halves]
         return pa.concat_tables(parts, promote_options="permissive")
 
     def _safe_link(self) -> Path:

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.assemble import Assembler
 from tuiperf.load.column_pool import ColumnPool
 from tuiperf.load.dictcols import StringTable, encode_strings
@@ -79,9 +79,6 @@ class NsysReader:
         if len(parts) == 1:
             return parts[0]
         return pa.concat_tables(parts, promote_options="permissive")
-
-    def has_column(self, logical: str, column: str) -> bool:
-        return any(column in self.src.columns(t) for t in versions_of(self.present, logical))
 
     def strings(self) -> StringTable:
         if self._strings is None:
@@ -503,7 +500,7 @@ def read_ahead(batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
                 return
             if kind == "error":
                 raise item  # type: ignore[misc]
-            yield item  # type: ignore[misc]
+            yield item
     finally:
         stop.set()
         while worker.is_alive():  # unblock a producer waiting on a full queue

@@ -43,7 +43,7 @@ class OpenOptions:
             self.progress(step)
 
 
-def _nsys_source(path: Path, kind: str):  # type: ignore[no-untyped-def]
+def _nsys_source(path: Path, kind: str):
     from tuiperf.load.nsys_source import DirSource, SqliteSource
 
     if kind == det.NSYS_SQLITE:

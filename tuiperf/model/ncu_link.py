@@ -1,7 +1,7 @@
 """Which Nsight Compute result belongs to which kernel launch of an nsys trace.
 
 Launches of a kernel are first matched by mangled name (nsys `mangledName` = ncu's
-NameBase_MANGLED; `tuiperf.analysis.ncu_rules.groups` does that match), or by normalized
+NameBase_MANGLED; `tuiperf.model.ncu_groups.groups` does that match), or by normalized
 demangled name when the trace has no mangled names (Kineto). Where several ncu results
 share a name, each launch is narrowed step by step, as long as a step leaves a candidate:
 
@@ -30,10 +30,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.analysis import arrays as A
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.ncu_rules import groups
+from tuiperf.model import arrays as A
 from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu_groups import groups
 from tuiperf.model.ncu_names import normalize
 from tuiperf.model.trace import Trace
 
@@ -243,7 +242,7 @@ def _name_groups(trace: Trace, km: KernelMetrics) -> tuple[str, list[tuple[list[
         return "mangled name", []
     has_mangled = "mangled_name" in kt.column_names and kt["mangled_name"].null_count < kt.num_rows
     if has_mangled and any(km.kernels.column("mangled").to_pylist()):
-        gs = groups(km, Ctx(trace))
+        gs = groups(km, trace)
         return "mangled name", [(sorted(g.ids), g.nsys_rows) for g in gs if g.nsys_rows is not None]
     codes, values = A.codes(kt, "name")
     by_key: dict[str, list[int]] = {}

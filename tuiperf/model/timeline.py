@@ -96,10 +96,6 @@ class Viewport:
     def pan_ns(self, delta: float) -> Viewport:
         return _clamped(self, self.start + delta, self.end + delta)
 
-    def centre_on(self, t: float) -> Viewport:
-        half = self.span / 2
-        return _clamped(self, t - half, t + half)
-
     def ensure_visible(self, start: float, end: float) -> Viewport:
         """Pan the least needed so that [start, end) (or its start) is in view."""
         if start >= self.start and end <= self.end:

@@ -17,6 +17,7 @@ from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Footer, Static
 from textual.worker import WorkerFailed, get_current_worker
 
+from tuiperf.bundled import sample_path
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
@@ -437,8 +438,6 @@ def report_name(path: Path, sample: bool) -> str:
 
 def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
     """Run the viewer on `path`; errors while loading come back as TuiperfError."""
-    from tuiperf.commands.open_tui import sample_path
-
     sample = args.report_path is None or Path(path) == sample_path()
     ncu = getattr(args, "ncu_path", None)
     app = TuiperfApp(

@@ -28,9 +28,9 @@ from textual.worker import get_current_worker
 from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
 from tuiperf.analysis.index import BY_KERNEL, FindingIndex, Hit, kernel_names
 from tuiperf.analysis.render import saving_text
-from tuiperf.load.schema import EVENT_TABLES
 from tuiperf.model import fmt
 from tuiperf.model.trace import Trace
+from tuiperf.schema import EVENT_TABLES
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import EventSelected
 

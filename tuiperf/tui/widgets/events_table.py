@@ -477,8 +477,8 @@ class EventsTable(Vertical):
 
     @work(thread=True, group="events-export", exit_on_error=False)
     def _export_worker(self, path: Path, table: pa.Table, overwrite: bool) -> None:
-        from tuiperf.commands.export import write_file
         from tuiperf.errors import TuiperfError
+        from tuiperf.export import write_file
 
         fmt = {".tsv": "tsv", ".json": "json", ".parquet": "parquet"}.get(path.suffix, "csv")
         try:

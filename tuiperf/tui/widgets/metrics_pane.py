@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.padding import Padding
@@ -234,7 +235,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
 
     SCOPED_CSS = False
 
-    def __init__(self, ascii_only: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ascii_only: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.ascii_only = ascii_only
         self.km: KernelMetrics | None = None

@@ -26,7 +26,7 @@ class InState(Generic[T]):
     @overload
     def __get__(self, obj: object, owner: type | None = None) -> T: ...
     def __get__(self, obj: Any, owner: type | None = None) -> T | InState[T]:
-        return self if obj is None else getattr(obj.state, self.name)  # type: ignore[no-any-return]
+        return self if obj is None else getattr(obj.state, self.name)
 
     def __set__(self, obj: Any, value: T) -> None:
         setattr(obj.state, self.name, value)

@@ -80,7 +80,7 @@ class Timeline(Widget, can_focus=True):
     mark = InState[list[float | None]]()
     zooms = InState[ZoomStack]()
 
-    def __init__(self, glyphs: Glyphs = UNICODE, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, glyphs: Glyphs = UNICODE, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.g = glyphs
         self.state = TimelineState()

@@ -7,17 +7,16 @@ table, JSON and the TUI all read this one result.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from tuiperf.model.api_names import api_display_name
 from tuiperf.model.groupstats import GroupStats, group_stats
-from tuiperf.model.report_names import resolve
-from tuiperf.model.stored_report import Column
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.rows import Column
 
 
 @dataclass
@@ -107,14 +106,6 @@ def kern_sum(trace: Trace, base: str = "name") -> StatsTable:
     st = group_stats(codes, _durations(t))
     cols = [*_time_columns("Instances"), Column("Name", "name", "str")]
     return _stats_table("cuda_gpu_kern_sum", cols, st, {"name": [labels[k] for k in st.keys]})
-
-
-_API_SUFFIX = re.compile(r"_v\d{4}$")
-
-
-def api_display_name(name: str) -> str:
-    """nsys stats strips a trailing `_v` + four digits (`cudaLaunchKernel_v7000`)."""
-    return _API_SUFFIX.sub("", name)
 
 
 def api_sum(trace: Trace) -> StatsTable:
@@ -216,7 +207,7 @@ ReportFn = Callable[[Trace], StatsTable]
 
 
 def _gpu_trace(trace: Trace) -> StatsTable:
-    from tuiperf.model.gpu_trace import gpu_trace
+    from tuiperf.summaries.gpu_trace import gpu_trace
 
     return gpu_trace(trace)
 
@@ -241,11 +232,6 @@ SOURCE_TABLES = {
     "osrt_sum": ("osrt",),
     "cuda_gpu_trace": ("kernels", "memcpy", "memset"),
 }
-
-
-def resolve_report(name: str) -> str | None:
-    found = resolve(name)
-    return found if found in REPORTS else None
 
 
 def compute(trace: Trace, report: str) -> StatsTable:

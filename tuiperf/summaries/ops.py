@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model.stats import Column, StatsTable
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.stats import Column, StatsTable
 
 REPORT = "op_sum"
 OP_DOMAIN = "cpu_op"

@@ -1,6 +1,6 @@
 """Summary reports kept as JSON in a cache entry, found again without loading a table.
 
-`summaries.compute_cached` keeps each computed report of up to MAX_ROWS rows as
+`reports.compute_cached` keeps each computed report of up to MAX_ROWS rows as
 `derived/summary-NAME.json` in the report's cache entry. `find` locates that entry from
 the report path alone (format detection, the cache key, the manifest's schema
 version) and reads the JSON back: reopening a report and printing a summary it
@@ -19,7 +19,7 @@ from pathlib import Path
 from tuiperf.errors import TuiperfError
 from tuiperf.load import detect as det
 from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
-from tuiperf.model.stored_report import ReportRows, StoredReport, dumps, loads
+from tuiperf.summaries.rows import ReportRows, StoredReport, dumps, loads
 
 #: bigger reports (cuda_gpu_trace of a long run) stay in Arrow only
 MAX_ROWS = 10_000

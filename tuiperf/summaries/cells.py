@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model.fmt import round_half_up
-from tuiperf.model.stats import StatsTable
+from tuiperf.summaries.stats import StatsTable
 
 
 def round_strings(values: np.ndarray, digits: int) -> list[str]:

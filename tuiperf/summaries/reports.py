@@ -7,17 +7,16 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from tuiperf.load import stored_summary
-from tuiperf.model import report_names, stats
-from tuiperf.model.stats import Column, StatsTable
 from tuiperf.model.trace import Trace
+from tuiperf.summaries import names, stats, stored
+from tuiperf.summaries.stats import Column, StatsTable
 
 #: reports other modules add (e.g. the torch.profiler op summary)
 EXTRA_REPORTS: dict[str, tuple[Callable[[Trace], StatsTable], tuple[str, ...]]] = {}
 
 
 def resolve(name: str) -> str | None:
-    found = report_names.resolve(name)
+    found = names.resolve(name)
     return found if found in EXTRA_REPORTS or found in stats.REPORTS else None
 
 
@@ -49,8 +48,8 @@ def compute_cached(trace: Trace, name: str) -> StatsTable:
         table = compute(trace, name)
         cache.store_derived(key, f"summary-{name}", _with_columns(table))
     entry = cache.entry(key)
-    if stored_summary.read(entry, name) is None:  # absent or damaged: (re)write it
-        stored_summary.store(entry, table, report_is_empty(trace, name), trace.meta.source)
+    if stored.read(entry, name) is None:  # absent or damaged: (re)write it
+        stored.store(entry, table, report_is_empty(trace, name), trace.meta.source)
     return table
 
 
@@ -72,7 +71,7 @@ def _restore(data: pa.Table, name: str) -> StatsTable | None:
 
 
 def _op_summary(trace: Trace) -> StatsTable:
-    from tuiperf.model.ops import op_summary  # imported on use: summaries stays cheap
+    from tuiperf.summaries.ops import op_summary  # imported on use: summaries stays cheap
 
     return op_summary(trace)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model.stats import Column, StatsTable
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.stats import Column, StatsTable
 
 COLUMNS = [
     Column("Start (ns)", "start_ns", "int"),

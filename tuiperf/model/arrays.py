@@ -1,4 +1,4 @@
-"""Small numpy views over Arrow columns, shared by the rules (vectorised, no row loops)."""
+"""Small numpy views over Arrow columns, shared by the rules and the ncu link (vectorised)."""
 
 from __future__ import annotations
 
