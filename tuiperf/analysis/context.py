@@ -119,3 +119,10 @@ class Ctx:
         from tuiperf.analysis.steps import find_steps
 
         return find_steps(self)
+
+    @cached_property
+    def budget(self):  # type: ignore[no-untyped-def]
+        """The steady-state step budget (analysis.step_budget), None without steps."""
+        from tuiperf.analysis.step_budget import step_budget
+
+        return step_budget(self)

@@ -20,6 +20,8 @@ STEP_NAME = re.compile(
     r"(\d+)\s*$",
     re.IGNORECASE,
 )
+#: Kineto's step ranges (torch.profiler's schedule)
+PROFILER_STEP = "ProfilerStep#"
 #: Kineto rows that are not user ranges: operators, and the GPU-side copies of annotations
 NOT_RANGES = ("cpu_op", "gpu_user_annotation")
 #: fewest repeats of a kernel pattern that we call a loop (3 = warm-up + 2 steady steps)
@@ -37,7 +39,7 @@ class Steps:
     starts: np.ndarray
     ends: np.ndarray
     labels: list[str]
-    source: str  # "nvtx", "pattern" or "none"
+    source: str  # "nvtx", "kineto" (ProfilerStep#N), "pattern" or "none"
     pid: int | None = None
     tid: int | None = None
     #: per step: NVTX child ranges (text -> list of (start, end)), when known
@@ -96,9 +98,13 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
     is_step = user & np.array([bool(STEP_NAME.match(t)) for t in text], bool)
     if not is_step.any():
         return None
+    # the user's own `step N` ranges first, Kineto's ProfilerStep#N when there are none
+    kineto = is_step & np.array([t.lstrip().startswith(PROFILER_STEP) for t in text], bool)
+    source = "kineto" if not (is_step & ~kineto).any() else "nvtx"
+    mark = is_step & ~kineto if source == "nvtx" else is_step
     start, end = A.ints(nv, "start"), A.ints(nv, "end", -1)
     pid, tid = A.ints(nv, "pid", -1), A.ints(nv, "tid", -1)
-    ok = is_step & (end > start) & (pid >= 0)
+    ok = mark & (end > start) & (pid >= 0)
     if not ok.any():
         return None
     # the thread with the most step ranges is the training loop
@@ -112,12 +118,12 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
         if start[i] >= end[keep[-1]]:
             keep.append(i)
     k = np.array(keep)
-    steps = Steps(start[k], end[k], [str(text[i]) for i in k], "nvtx", p, t)
+    steps = Steps(start[k], end[k], [str(text[i]) for i in k], source, p, t)
     return Steps(
         steps.starts,
         steps.ends,
         steps.labels,
-        "nvtx",
+        source,
         p,
         t,
         _phases(nv, text, start, end, pid, tid, steps, is_step | ~user),

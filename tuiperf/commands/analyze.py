@@ -110,7 +110,7 @@ def _inputs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def run(args: argparse.Namespace) -> int:
     from tuiperf.analysis.engine import analyze
     from tuiperf.analysis.findings import Severity
-    from tuiperf.analysis.render import json_findings, print_text, write_markdown
+    from tuiperf.analysis.render import json_result, print_text, write_markdown
     from tuiperf.export import open_output, write_json
 
     options = _options(args)
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     rows = TEXT_ROWS if args.rows is None else args.rows
     with open_output(args.output) as out:
         if args.format == "json":
-            write_json(out, json_findings(result, rows=args.rows))
+            write_json(out, json_result(result, rows=args.rows))
         elif args.format == "markdown":
             write_markdown(out, result, rows=rows, top=args.top)
         else:

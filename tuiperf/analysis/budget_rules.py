@@ -1,0 +1,215 @@
+"""Rules read off the step budget: CPU-bound issue and GPU-bound steps.
+
+`cpu_bound` replaces the old launch-bound proxy ("kernels shorter than their launch
+call"), which stayed silent when kernels were a little longer than the launch call but the
+CPU spent far longer than that between launches: it measures the GPU idle time during which
+the GPU's queue was empty (step_budget's `cpu_bound` part) instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tuiperf.analysis import arrays as A
+from tuiperf.analysis import fixes
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.findings import (
+    SCOPE_RANGE,
+    SOURCE_TUIPERF,
+    Evidence,
+    Finding,
+    Fix,
+    Scope,
+    Severity,
+    Skip,
+)
+from tuiperf.analysis.step_budget import Budget
+from tuiperf.model import fmt
+
+#: CPU-bound issue worth a finding: 10% of steady-state step time, where the tuning guides
+#: (PyTorch performance tuning guide, NVIDIA's DL performance docs) start calling a stall
+#: a bottleneck; the same bar as the data-loading rule
+CPU_BOUND_SHARE = 0.10
+#: GPU-bound: the GPU computes at least half the step, and compute is the largest part
+GPU_BOUND_SHARE = 0.50
+#: "small": a kernel shorter than this does too little work to hide its launch
+SMALL_KERNEL_NS = 10_000
+_OPTIM = re.compile(r"optim", re.IGNORECASE)
+
+
+def _need_budget(ctx: Ctx) -> Budget:
+    b: Budget | None = ctx.budget
+    if b is None:
+        raise Skip("no training steps found (no step ranges, no repeated kernel pattern)")
+    return b
+
+
+def _scope(b: Budget) -> Scope:
+    steps = b.main.steps
+    return Scope(
+        SCOPE_RANGE,
+        f"{b.steady_labels} ({len(steps)} steady-state steps, {b.method_text})",
+        steps[0].start_ns,
+        steps[-1].end_ns,
+    )
+
+
+def _per_step_evidence(b: Budget, part: str) -> Evidence:
+    steps = b.main.steps
+    return Evidence.build(
+        "",
+        None,
+        np.array([s.start_ns for s in steps], np.int64),
+        np.array([s.parts.wall_ns for s in steps], np.int64),
+        {
+            "label": [s.label for s in steps],
+            f"{part}_ns": np.array([s.parts.ns[part] for s in steps], np.int64),
+            "gpu_busy_ns": np.array([s.parts.busy_ns for s in steps], np.int64),
+        },
+        {"label": "Step", f"{part}_ns": f"{part} (ns)", "gpu_busy_ns": "GPU busy (ns)"},
+    )
+
+
+def _steady_kernels(ctx: Ctx, b: Budget) -> np.ndarray:
+    """Rows of the kernels launched inside the steady steps."""
+    launch = ctx.launch_time("kernels")
+    a = np.array([s.start_ns for s in b.main.steps], np.int64)
+    e = np.array([s.end_ns for s in b.main.steps], np.int64)
+    i = np.searchsorted(a, launch, "right") - 1
+    return np.flatnonzero((i >= 0) & (launch < e[np.maximum(i, 0)]))
+
+
+def _optimizer_kernels(ctx: Ctx, rows: np.ndarray) -> int:
+    """Kernels launched inside optimizer phases of the steady steps (0 when not marked)."""
+    spans = [s for name, v in ctx.steps.phases.items() if _OPTIM.search(name) for s in v]
+    if not spans:
+        return 0
+    arr = np.array(sorted(spans), np.int64)
+    launch = ctx.launch_time("kernels")[rows]
+    i = np.searchsorted(arr[:, 0], launch, "right") - 1
+    return int(((i >= 0) & (launch < arr[np.maximum(i, 0), 1])).sum())
+
+
+def cpu_bound(ctx: Ctx) -> list[Finding]:
+    """The GPU's queue runs empty: kernels start as soon as the CPU launches them."""
+    b = _need_budget(ctx)
+    st = b.steady
+    share = st.ns["cpu_bound"] / st.wall_ns if st.wall_ns else 0.0
+    if share < CPU_BOUND_SHARE:
+        return []
+    k = ctx.table("kernels")
+    rows = _steady_kernels(ctx, b)
+    n_steps = b.n_steady
+    per_step = len(rows) / n_steps
+    dur = A.ints(k, "duration")[rows]
+    mean_k = float(dur.mean()) if len(dur) else 0.0
+    issuing = st.wall_ns - st.ns["data"]
+    cpu_per_k = issuing / len(rows) if len(rows) else 0.0
+    ld = ctx.launch_duration("kernels")[rows]
+    launch_call = float(ld[ld >= 0].mean()) if (ld >= 0).any() else 0.0
+    optim = _optimizer_kernels(ctx, rows) / n_steps
+    small = float((dur < SMALL_KERNEL_NS).mean()) if len(dur) else 0.0
+    nums = {
+        "cpu_bound_share": round(share, 4),
+        "gpu_busy_share": round(st.busy_ns / st.wall_ns, 4),
+        "kernels_per_step": round(per_step, 1),
+        "cpu_ns_per_kernel": round(cpu_per_k),
+        "mean_kernel_ns": round(mean_k),
+        "launch_call_ns": round(launch_call),
+        "optimizer_kernels_per_step": round(optim, 1),
+        "small_kernel_share": round(small, 3),
+    }
+    msg = (
+        f"The GPU is busy {st.pct('busy'):.0f}% of the steady-state steps and waits for the "
+        f"CPU {share:.0%} of the time: its queue is empty, each kernel starts as soon as it "
+        f"is launched. The loop issues {per_step:,.0f} kernels a step, one every "
+        f"{fmt.duration(cpu_per_k)} of CPU time (outside the data wait), while a kernel runs "
+        f"{fmt.duration(mean_k)} on average on the GPU."
+    )
+    sev = Severity.ERROR if share >= 0.3 and st.largest() == "cpu_bound" else Severity.WARNING
+    f = Finding(
+        rule="cpu_bound",
+        title=fixes.title_for("cpu_bound"),
+        severity=sev,
+        message=msg,
+        fix=_cpu_fix(nums),
+        scope=_scope(b),
+        source=SOURCE_TUIPERF,
+        count=n_steps,
+        evidence=_per_step_evidence(b, "cpu_bound"),
+        est_saving_ns=st.ns["cpu_bound"],
+        metrics=nums,
+    )
+    return [f]
+
+
+def _cpu_fix(n: dict[str, float]) -> Fix:
+    """The PyTorch levers in order, each with the numbers that justify it."""
+    cpu, gpu = fmt.duration(n["cpu_ns_per_kernel"]), fmt.duration(n["mean_kernel_ns"])
+    levers = [
+        f"1) a bigger batch: each kernel costs ~{cpu} of CPU and runs ~{gpu} on the GPU; "
+        "more samples per kernel raise GPU time at about the same CPU cost;",
+        f'2) torch.compile(mode="reduce-overhead") / CUDA graphs: '
+        f"{n['kernels_per_step']:,.0f} launches a step (~{fmt.duration(n['launch_call_ns'])} "
+        "of launch call each) replayed as one graph;",
+    ]
+    if n["optimizer_kernels_per_step"]:
+        levers.append(
+            f"3) foreach/fused optimizers: the optimizer issues "
+            f"{n['optimizer_kernels_per_step']:,.0f} kernels a step;"
+        )
+    else:
+        levers.append("3) foreach/fused optimizers (fused=True): a few kernels for all parameters;")
+    levers.append(
+        f"4) fewer small ops: {n['small_kernel_share']:.0%} of the kernels run under "
+        f"{fmt.duration(SMALL_KERNEL_NS)} (fuse elementwise ops, avoid per-element Python loops)."
+    )
+    base = fixes.fix_for("cpu_bound")
+    return Fix("The GPU waits on Python/launch overhead. In order: " + " ".join(levers),
+               base.snippet)  # fmt: skip
+
+
+def gpu_bound(ctx: Ctx) -> list[Finding]:
+    """The GPU computes most of the step: faster kernels are what shortens it."""
+    b = _need_budget(ctx)
+    st = b.steady
+    share = st.ns["compute"] / st.wall_ns if st.wall_ns else 0.0
+    if share < GPU_BOUND_SHARE or st.largest() != "compute":
+        return []
+    k = ctx.table("kernels")
+    rows = _steady_kernels(ctx, b)
+    names = A.strings(k, "short_name")[rows]
+    dur = A.ints(k, "duration")[rows]
+    uniq, inv = np.unique(names, return_inverse=True)
+    time = np.bincount(inv, weights=dur)
+    top = np.argsort(-time, kind="stable")[:3]
+    total = max(float(time.sum()), 1.0)
+    tops = ", ".join(f"{uniq[i]} {time[i] / total:.0%}" for i in top)
+    msg = (
+        f"The GPU computes {share:.0%} of the steady-state steps (idle {st.pct('idle'):.0f}%): "
+        f"the step is as long as its kernels. Kernel time by name: {tops}."
+    )
+    return [
+        Finding(
+            rule="gpu_bound",
+            title=fixes.title_for("gpu_bound"),
+            severity=Severity.INFO,
+            message=msg,
+            fix=fixes.fix_for("gpu_bound"),
+            scope=_scope(b),
+            source=SOURCE_TUIPERF,
+            count=b.n_steady,
+            evidence=_per_step_evidence(b, "compute"),
+            est_saving_ns=st.ns["compute"],
+            metrics={
+                "compute_share": round(share, 4),
+                "idle_share": round(st.pct("idle") / 100, 4),
+                "top_kernels": [str(uniq[i]) for i in top],
+            },
+        )
+    ]
+
+
+RULES = {"cpu_bound": cpu_bound, "gpu_bound": gpu_bound}
