@@ -16,8 +16,6 @@ saving (ranked after the others); their own estimate stays in `own_saving_ns`.
 
 from __future__ import annotations
 
-import numpy as np
-
 from tuiperf.analysis import fixes
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
@@ -83,17 +81,18 @@ def rank_by_budget(
 
 
 def _share(part: str, fs: list[Finding], total: int) -> None:
-    own = np.array([max(int(f.own_saving_ns or 0), 0) for f in fs], np.float64)
+    """Integer shares of `total` (ns), so one finding gets exactly the part."""
+    own = [max(int(f.own_saving_ns or 0), 0) for f in fs]
     if part in IDLE_PARTS:
-        weights = own if own.sum() > 0 else np.ones(len(fs))
-        got = total * weights / weights.sum()
+        weights = own if sum(own) > 0 else [1] * len(fs)
+        got = [total * w // sum(weights) for w in weights]
     else:
-        got = np.minimum(own, total)
-        if got.sum() > total:
-            got = got * total / got.sum()
+        got = [min(o, total) for o in own]
+        if sum(got) > total:
+            got = [total * g // sum(got) for g in got]
     for f, g in zip(fs, got, strict=True):
         f.budget_part = part
-        f.est_saving_ns = int(g)
+        f.est_saving_ns = g
 
 
 def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
