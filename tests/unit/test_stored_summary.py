@@ -22,7 +22,7 @@ from tuiperf.model.cells import round_strings
 from tuiperf.model.report_names import REPORT_NAMES
 from tuiperf.model.stored_report import round_cell
 
-NSYS = [n for n in REPORT_NAMES if n != "op_sum"]
+NSYS = [n for n in REPORT_NAMES if n not in ("op_sum", "step_budget")]  # nsys stats ones
 FORMATS = [["--csv"], ["-f", "json"], ["-f", "table", "--top", "0", "--width", "140"]]
 
 

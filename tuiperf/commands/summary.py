@@ -22,7 +22,8 @@ from tuiperf.model.report_names import REPORT_NAMES, resolve
 if TYPE_CHECKING:
     from tuiperf.model.stored_report import ReportRows, StoredReport
 
-_NAMES = " ".join(n for n in REPORT_NAMES if n != "op_sum")  # the `nsys stats` ones
+_OWN = ("op_sum", "step_budget")  # tuiperf's own reports, beside the `nsys stats` ones
+_NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -36,7 +37,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         default="cuda_gpu_kern_sum",
         metavar="NAME",
         help=f"one of: {_NAMES} (aliases: kern, api, mem, memsize, nvtx, osrt, "
-        "trace, ops); default cuda_gpu_kern_sum",
+        "trace, ops); tuiperf's own: step_budget (alias budget: each training step's time "
+        "by part: GPU busy by kind, GPU idle by cause); default cuda_gpu_kern_sum",
     )
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(

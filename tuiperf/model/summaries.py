@@ -79,3 +79,16 @@ def _op_summary(trace: Trace) -> StatsTable:
 
 #: torch.profiler's CPU operator summary (TensorBoard's Operator view)
 EXTRA_REPORTS["op_sum"] = (_op_summary, ("nvtx",))
+
+
+def _step_budget(trace: Trace) -> StatsTable:
+    from tuiperf.analysis.budget_report import step_budget_table
+
+    return step_budget_table(trace)
+
+
+#: where each training step's time goes (analysis.step_budget)
+EXTRA_REPORTS["step_budget"] = (
+    _step_budget,
+    ("kernels", "memcpy", "memset", "nvtx", "api", "osrt"),
+)
