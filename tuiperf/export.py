@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from tuiperf.errors import TuiperfError
+from tuiperf.errors import TuiperfError, UsageError
 
 
 @contextlib.contextmanager
@@ -24,10 +24,11 @@ def open_output(path: Path | None, overwrite: bool = True) -> Iterator[TextIO]:
         sys.stdout.flush()
         return
     path = Path(path)
+    # a wrong output argument is a usage error (exit 2): 1 is kept for reports we cannot read
     if path.exists() and not overwrite:
-        raise TuiperfError(f"{path}: already exists; pass --force to overwrite")
+        raise UsageError(f"{path}: already exists; pass --force to overwrite")
     if path.is_dir():
-        raise TuiperfError(f"{path}: is a directory")
+        raise UsageError(f"{path}: is a directory")
     parent = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")

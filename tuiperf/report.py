@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from rich import box
@@ -106,7 +107,12 @@ def print_stats(
 
 def print_info(console: Console, info: dict[str, object]) -> None:
     def line(label: str, value: object) -> None:
-        console.print(Text.assemble((f"{label:<12}", "bold"), fmt.clean(str(value))))
+        # a long value wraps under itself (a hanging indent), not under the labels
+        width = max(console.width - 12, 20)
+        parts = textwrap.wrap(fmt.clean(str(value)), width, break_on_hyphens=False) or [""]
+        console.print(Text.assemble((f"{label:<12}", "bold"), parts[0]), soft_wrap=True)
+        for part in parts[1:]:
+            console.print(Text(" " * 12 + part), soft_wrap=True)
 
     line("source", info["source"])
     line("format", f"{info['format']} · {info['tool']} {info['tool_version']}".strip())

@@ -19,7 +19,7 @@ from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
-from tests.conftest import SHARED
+from tests.conftest import nsys_report
 from tests.tui.test_app_events import _still, ready, settle, sync  # noqa: F401 (_still: autouse)
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.lanes import build_lanes
@@ -32,7 +32,6 @@ from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.timeline import Timeline
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
-CNN = SHARED / "nsys" / "cnn_osrt.sqlite"
 
 
 @pytest.fixture
@@ -87,7 +86,7 @@ async def test_no_color_draws_a_table_body_without_rows(monkeypatch: pytest.Monk
 @sync
 async def test_no_color_opens_the_viewer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    app = make_app(path=CNN)
+    app = make_app(path=nsys_report("cnn_osrt"))
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot)
         assert any("Events" in line for line in screen_lines(app))
@@ -164,7 +163,7 @@ async def test_the_maximised_timeline_still_shows_window_and_scale() -> None:
 
 
 def test_same_named_threads_get_their_tid_in_the_label() -> None:
-    trace = open_trace(CNN, OpenOptions(use_cache=False))
+    trace = open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
     ls = build_lanes(trace)
     for group in ls.groups:
         labels = [ls.lanes[i].label for i in group.lanes]

@@ -15,7 +15,7 @@ from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
-from tests.conftest import SHARED
+from tests.conftest import nsys_reference, nsys_report
 from tuiperf.load import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
@@ -29,12 +29,10 @@ from tuiperf.tui.widgets.events_table import (
     TableBody,
 )
 
-REPORT = SHARED / "nsys" / "cnn_osrt.sqlite"
-
 
 @pytest.fixture(scope="module")
 def trace() -> Trace:
-    return open_trace(REPORT, OpenOptions(use_cache=False))
+    return open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
 
 
 def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
@@ -216,7 +214,7 @@ async def test_summary_mode_and_enter_filters_to_the_name(trace: Trace) -> None:
         await settle(pilot)
         assert t.summary is not None
         assert str(t.border_title).startswith("Summary · Kernels (48 names")
-        with open(SHARED / "nsys" / "reference" / "stats_cnn_osrt_cuda_gpu_kern_sum.csv") as f:
+        with open(nsys_reference("stats_cnn_osrt_cuda_gpu_kern_sum.csv")) as f:
             ref = list(csv.reader(f))[1:]
         s = t.summary
         assert [s.names[g] for g in s.order] == [r[-1] for r in ref]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, REPO, SHARED
+from tests.conftest import DATA, REPO
 from tests.unit.test_bad_input import cache_is_clean, digest
 
 Maker = Callable[[Path, Path], Path]
@@ -299,9 +299,7 @@ def test_report_changing_while_converted(
 def big_report(tmp_path_factory: pytest.TempPathFactory, nsys_dir: Path) -> Path:
     """vit_range tiled x150 (about 380k kernels): long enough to be interrupted."""
     out = tmp_path_factory.mktemp("tiled") / "vit_range_x150.sqlite"
-    tool = SHARED.parent / "tools" / "scale_nsys.py"
-    if not tool.exists():
-        pytest.skip("../shared/tools/scale_nsys.py is not beside the checkout")
+    tool = REPO / "scripts" / "scale_nsys.py"
     subprocess.run(
         [sys.executable, str(tool), str(nsys_dir / "vit_range.sqlite"), str(out), "--times", "150"],
         check=True,

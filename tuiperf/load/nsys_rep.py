@@ -22,17 +22,34 @@ def find_nsys() -> str | None:
     return shutil.which("nsys")
 
 
-def sibling_export(report: Path) -> Path | None:
-    """An export next to the report, at least as new as it (nsys stats leaves one there)."""
+def _siblings(report: Path) -> list[tuple[Path, int]]:
+    """Exports next to the report (nsys stats leaves one there), with how much older than
+    the report each is in ns (<= 0: at least as new)."""
     mtime = report.stat().st_mtime_ns
     stem = report.with_suffix("")
+    out = []
     for cand in (stem.with_suffix(".sqlite"), Path(f"{stem}_arrowdir"), Path(f"{stem}_parquetdir")):
         try:
-            if cand.exists() and cand.stat().st_mtime_ns >= mtime:
-                return cand
+            if cand.exists():
+                out.append((cand, mtime - cand.stat().st_mtime_ns))
         except OSError:
             continue
-    return None
+    return out
+
+
+def sibling_export(report: Path) -> Path | None:
+    """An export next to the report, at least as new as it."""
+    return next((p for p, older in _siblings(report) if older <= 0), None)
+
+
+def stale_exports(report: Path) -> list[str]:
+    """One sentence for each export beside the report that is older than it, so not used."""
+    return [
+        f"{p.name} beside the report is {older / 1e9:.3g} s older than {report.name}, so it "
+        "may hold an earlier capture: not used (re-export it, or touch it if it is the same)"
+        for p, older in _siblings(report)
+        if older > 0
+    ]
 
 
 def export_command(report: Path, nsys: str = "nsys") -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tuiperf.errors import BadReportError, TuiperfError, UsageError
+from tuiperf.errors import BadReportError, MissingToolError, TuiperfError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache import Cache, CacheKey, read_ipc
 from tuiperf.model.trace import Trace, TraceMeta
@@ -205,14 +205,23 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
     if sibling is not None:
         opts.say(f"using the export beside the report: {sibling.name}")
         return open_trace(sibling, opts)
+    stale = nsys_rep.stale_exports(path)
+    for note in stale:
+        opts.say(note)
 
     def build(sink: Sink) -> TraceMeta:
         root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"
-        export = nsys_rep.run_export(path, root, opts.say)
+        try:
+            export = nsys_rep.run_export(path, root, opts.say)
+        except MissingToolError as e:
+            if stale:  # the export the user may have meant to use is there: say why not
+                raise MissingToolError(f"{e}; {stale[0]}") from e
+            raise
         try:
             kind = det.detect(export)
             meta = _guarded(build_nsys_export)(export, kind, opts, sink)
             meta.source, meta.format = str(path), det.NSYS_REP
+            meta.diagnostics.extend(stale)
             return meta
         finally:
             shutil.rmtree(export.parent, ignore_errors=True)
