@@ -7,7 +7,10 @@ is taken from that part, so nothing is counted twice:
   explain: the part is split between them in proportion to their own estimates (one
   finding gets all of it);
 * a busy part (compute, copies) shrinks by what its findings estimate their change saves,
-  capped at the part, and scaled down together when their sum is larger.
+  weighted by the share of the step the GPU is busy (faster GPU work shortens a step only
+  where the GPU is what the step waits for: nearly all of it in a GPU-bound step, little
+  in a CPU-bound one), capped at the part, and scaled down together when their sum is
+  larger.
 
 When the findings leave much of the steady steps' GPU idle time unexplained, one more
 finding says how much, and what it is. Findings whose rule explains no part keep no
@@ -15,6 +18,8 @@ saving (ranked after the others); their own estimate stays in `own_saving_ns`.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from tuiperf.analysis import fixes
 from tuiperf.analysis.findings import (
@@ -64,14 +69,17 @@ def rank_by_budget(
     `unexplained`, add the finding for idle time no other finding explains."""
     st = budget.steady
     by_part: dict[str, list[Finding]] = {}
+    claims: dict[int, int] = {}
     for f in findings:
         f.own_saving_ns = f.est_saving_ns
         f.est_saving_ns = None
         part = part_of(f)
         if part is not None and f.own_saving_ns is not None:
             by_part.setdefault(part, []).append(f)
+            claims[id(f)] = int(f.own_saving_ns * _steady_fraction(f, budget))
+    busy_share = st.busy_ns / st.wall_ns if st.wall_ns else 0.0
     for part, fs in by_part.items():
-        _share(part, fs, st.ns[part])
+        _share(part, fs, [claims[id(f)] for f in fs], st.ns[part], busy_share)
     gap = _unexplained(findings, budget) if unexplained else None
     out = [*findings, *([gap] if gap else [])]
     for f in out:
@@ -80,14 +88,30 @@ def rank_by_budget(
     return sorted(out, key=_key)
 
 
-def _share(part: str, fs: list[Finding], total: int) -> None:
-    """Integer shares of `total` (ns), so one finding gets exactly the part."""
-    own = [max(int(f.own_saving_ns or 0), 0) for f in fs]
+def _steady_fraction(f: Finding, budget: Budget) -> float:
+    """The share of a finding's evidence time inside the steady steps: its estimate is
+    for the whole report, the budget for the steady steps (1.0 without timed evidence)."""
+    rows = f.evidence.rows
+    if rows.num_rows == 0 or rows["start_ns"].null_count == rows.num_rows:
+        return 1.0
+    start = np.asarray(rows["start_ns"].fill_null(-1).to_numpy(), np.int64)
+    dur = np.asarray(rows["duration_ns"].fill_null(0).to_numpy(), np.int64)
+    a = np.array([s.start_ns for s in budget.main.steps], np.int64)
+    b = np.array([s.end_ns for s in budget.main.steps], np.int64)
+    i = np.searchsorted(a, start, "right") - 1
+    inside = (i >= 0) & (start < b[np.maximum(i, 0)])
+    total = int(dur.sum())
+    return float(dur[inside].sum()) / total if total > 0 else 1.0
+
+
+def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_share: float) -> None:
+    """Integer shares of `total` (ns), so one finding gets exactly an idle part."""
+    own = [max(c, 0) for c in claims]
     if part in IDLE_PARTS:
         weights = own if sum(own) > 0 else [1] * len(fs)
         got = [total * w // sum(weights) for w in weights]
     else:
-        got = [min(o, total) for o in own]
+        got = [min(int(o * busy_share), total) for o in own]
         if sum(got) > total:
             got = [total * g // sum(got) for g in got]
     for f, g in zip(fs, got, strict=True):

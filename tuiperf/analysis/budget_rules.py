@@ -32,8 +32,9 @@ from tuiperf.model import fmt
 #: (PyTorch performance tuning guide, NVIDIA's DL performance docs) start calling a stall
 #: a bottleneck; the same bar as the data-loading rule
 CPU_BOUND_SHARE = 0.10
-#: GPU-bound: the GPU computes at least half the step, and compute is the largest part
-GPU_BOUND_SHARE = 0.50
+#: GPU-bound: the GPU is busy at least this share of the step (idle under 20%: what the
+#: idle causes could give back is small next to the kernels), and compute is the largest part
+GPU_BOUND_SHARE = 0.80
 #: "small": a kernel shorter than this does too little work to hide its launch
 SMALL_KERNEL_NS = 10_000
 _OPTIM = re.compile(r"optim", re.IGNORECASE)
@@ -176,7 +177,7 @@ def gpu_bound(ctx: Ctx) -> list[Finding]:
     b = _need_budget(ctx)
     st = b.steady
     share = st.ns["compute"] / st.wall_ns if st.wall_ns else 0.0
-    if share < GPU_BOUND_SHARE or st.largest() != "compute":
+    if st.busy_ns < GPU_BOUND_SHARE * st.wall_ns or st.largest() != "compute":
         return []
     k = ctx.table("kernels")
     rows = _steady_kernels(ctx, b)

@@ -26,6 +26,8 @@ PROFILER_STEP = "ProfilerStep#"
 NOT_RANGES = ("cpu_op", "gpu_user_annotation")
 #: fewest repeats of a kernel pattern that we call a loop (3 = warm-up + 2 steady steps)
 MIN_PATTERN_STEPS = 3
+#: a step this many times the median step, right after the first, is still warming up
+WARMUP_FACTOR = 1.5
 #: a pattern period must hold at least this many kernels (shorter ones are layers, not steps)
 MIN_PATTERN_KERNELS = 8
 #: share of consecutive repeats that must have exactly the modal period
@@ -66,8 +68,18 @@ class Steps:
         return np.where(ok, i, -1)
 
     def steady(self) -> np.ndarray:
-        """Indices of the steps after the first (warm-up: autotuning, allocations)."""
-        return np.arange(1, len(self)) if len(self) > 1 else np.arange(len(self))
+        """Indices of the steady-state steps: after the start-up, which is the first step
+        (cuDNN autotuning, allocator growth) and any step right after it that still takes
+        WARMUP_FACTOR times the median step or longer."""
+        n = len(self)
+        if n <= 1:
+            return np.arange(n)
+        dur = self.ends - self.starts
+        median = float(np.median(dur[1:]))
+        first = 1
+        while first < n // 2 and dur[first] > WARMUP_FACTOR * median:
+            first += 1
+        return np.arange(first, n)
 
     def label_span(self, idx: np.ndarray | None = None) -> str:
         if not self.found:
