@@ -25,7 +25,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
-from tuiperf.analysis.step_budget import Budget
+from tuiperf.analysis.step_budget import SHORT, Budget
 from tuiperf.model import fmt
 
 #: CPU-bound issue worth a finding: 10% of steady-state step time, where the tuning guides
@@ -69,7 +69,7 @@ def _per_step_evidence(b: Budget, part: str) -> Evidence:
             f"{part}_ns": np.array([s.parts.ns[part] for s in steps], np.int64),
             "gpu_busy_ns": np.array([s.parts.busy_ns for s in steps], np.int64),
         },
-        {"label": "Step", f"{part}_ns": f"{part} (ns)", "gpu_busy_ns": "GPU busy (ns)"},
+        {"label": "Step", f"{part}_ns": f"{SHORT[part]} (ns)", "gpu_busy_ns": "GPU busy (ns)"},
     )
 
 
@@ -126,8 +126,8 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
         f"The GPU is busy {st.pct('busy'):.0f}% of the steady-state steps and waits for the "
         f"CPU {share:.0%} of the time: its queue is empty, each kernel starts as soon as it "
         f"is launched. The loop issues {per_step:,.0f} kernels a step, one every "
-        f"{fmt.duration(cpu_per_k)} of CPU time (outside the data wait), while a kernel runs "
-        f"{fmt.duration(mean_k)} on average on the GPU."
+        f"{fmt.duration(nums['cpu_ns_per_kernel'])} of CPU time (outside the data wait), while "
+        f"a kernel runs {fmt.duration(nums['mean_kernel_ns'])} on average on the GPU."
     )
     sev = Severity.ERROR if share >= 0.3 and st.largest() == "cpu_bound" else Severity.WARNING
     f = Finding(

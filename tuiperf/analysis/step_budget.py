@@ -56,7 +56,7 @@ SHORT = {
     "other": "other",
 }
 METHODS = {
-    "nvtx": "NVTX step ranges",
+    "nvtx": "NVTX/record_function step ranges",
     "kineto": "Kineto ProfilerStep ranges",
     "pattern": "the repeating GPU kernel pattern (no step markers)",
 }
