@@ -24,7 +24,7 @@ GLYPH = {
     "compute": "█",
     "comm": "▓",
     "copy": "▒",
-    "data": "░",
+    "data": "┈",
     "sync": "╳",
     "cpu_bound": "▚",
     "other": "·",

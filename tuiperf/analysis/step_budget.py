@@ -143,6 +143,11 @@ class DeviceBudget:
     steady: Parts  # their total
     median: dict[str, int]  # per part, the median over the steady steps
     startup: Parts | None  # before the first steady step
+    #: the device's idle time by cause, over the whole report (for drawing): part ->
+    #: (starts, ends) of disjoint intervals
+    idle_causes: dict[str, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -319,7 +324,9 @@ def _device(
     startup = parts[-1] if parts[-1].wall_ns > 0 else None
     total = _sum_parts(parts[:-1])
     median = {p: int(np.median([s.parts.ns[p] for s in step_parts])) for p in PARTS}
-    return DeviceBudget(dev, step_parts, total, median, startup)
+    other = S.combine([idle, *causes.values()], lambda i, d, s, c: i & ~d & ~s & ~c)
+    drawn = {p: (u.starts, u.ends) for p, u in [*causes.items(), ("other", other)]}
+    return DeviceBudget(dev, step_parts, total, median, startup, drawn)
 
 
 def _busy_sets(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> list[Union]:

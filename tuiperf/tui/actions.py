@@ -262,6 +262,15 @@ REGISTRY: tuple[Key, ...] = (
         "collapse or expand the group",
     ),
     Key(
+        "timeline.gap_causes",
+        "b",
+        "gap_causes",
+        "Idle gaps by cause",
+        T,
+        "timeline",
+        "colour GPU idle gaps by cause (step budget)",
+    ),
+    Key(
         "timeline.clear",
         "escape",
         "clear",
