@@ -56,9 +56,7 @@ async def test_b_colours_the_idle_gaps_by_cause_on_the_timeline() -> None:
         gpu = next(
             i
             for i, r in enumerate(tl.rows)
-            if r.lane is not None
-            and tl.gap_colours is None
-            and tl.lanes.lanes[r.lane].table == "kernels"
+            if r.lane is not None and tl.lanes.lanes[r.lane].table == "kernels"
         )
         tl.set_viewport(tl.vp.fit_range(step.start_ns, step.end_ns))
 
