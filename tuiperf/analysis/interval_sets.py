@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from tuiperf.analysis.intervals import Union
@@ -17,15 +15,20 @@ def member(u: Union, t: np.ndarray) -> np.ndarray:
     return (k >= 0) & (t < u.ends[np.maximum(k, 0)])
 
 
-def combine(sets: list[Union], keep: Callable[..., np.ndarray]) -> Union:
-    """The union of the elementary segments where `keep(in_set_0, in_set_1, …)` is true."""
+def segments(sets: list[Union]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The elementary segments [a, b) between all the sets' boundaries, and for each set
+    whether each segment lies inside it."""
     parts = [p for u in sets for p in (u.starts, u.ends)]
-    points = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-    if len(points) < 2:
-        return Union.of(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    points = np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    if len(points):  # distinct values (a sort beats np.unique's hashing on big arrays)
+        points = points[np.concatenate([[True], points[1:] != points[:-1]])]
     a, b = points[:-1], points[1:]
-    mask = np.asarray(keep(*[member(u, a) for u in sets]), bool)
-    return Union.of(a[mask], b[mask])
+    return a, b, [member(u, a) for u in sets]
+
+
+def pieces(a: np.ndarray, b: np.ndarray, keep: np.ndarray) -> Union:
+    """The union of the segments [a, b) that `keep` marks."""
+    return Union.of(a[keep], b[keep])
 
 
 def complement(u: Union, lo: int, hi: int) -> Union:

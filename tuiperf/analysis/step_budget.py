@@ -324,8 +324,7 @@ def _device(
     startup = parts[-1] if parts[-1].wall_ns > 0 else None
     total = _sum_parts(parts[:-1])
     median = {p: int(np.median([s.parts.ns[p] for s in step_parts])) for p in PARTS}
-    other = S.combine([idle, *causes.values()], lambda i, d, s, c: i & ~d & ~s & ~c)
-    drawn = {p: (u.starts, u.ends) for p, u in [*causes.items(), ("other", other)]}
+    drawn = {p: (u.starts, u.ends) for p, u in causes.items()}
     return DeviceBudget(dev, step_parts, total, median, startup, drawn)
 
 
@@ -337,7 +336,7 @@ def _busy_sets(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> list[Uni
 def _idle_causes(
     idle: Union, op_start: np.ndarray, op_launch_end: np.ndarray, cpu: _CpuSide
 ) -> dict[str, Union]:
-    """Idle time by cause, as disjoint unions (data, sync, cpu_bound); `other` is the rest."""
+    """Idle time by cause, as disjoint unions (data, sync, cpu_bound, other)."""
     g0, g1 = idle.starts, idle.ends
     order = np.argsort(op_start, kind="stable")
     nxt = np.searchsorted(op_start[order], g1, "left")
@@ -347,11 +346,14 @@ def _idle_causes(
     queue_empty = has & (closing_launch >= g0) & ~drained_in_sync
     bubble = S.of_pairs(g0[drained_in_sync], g1[drained_in_sync])
     starved = S.of_pairs(g0[queue_empty], g1[queue_empty])
-    sets = [idle, cpu.data, cpu.sync, bubble, starved]
+    a, b, (i, d, s, sb, cb) = S.segments([idle, cpu.data, cpu.sync, bubble, starved])
+    i_nd = i & ~d
+    sync = s | sb
     return {
-        "data": S.combine(sets, lambda i, d, s, sb, cb: i & d),
-        "sync": S.combine(sets, lambda i, d, s, sb, cb: i & ~d & (s | sb)),
-        "cpu_bound": S.combine(sets, lambda i, d, s, sb, cb: i & ~d & ~s & ~sb & cb),
+        "data": S.pieces(a, b, i & d),
+        "sync": S.pieces(a, b, i_nd & sync),
+        "cpu_bound": S.pieces(a, b, i_nd & ~sync & cb),
+        "other": S.pieces(a, b, i_nd & ~sync & ~cb),
     }
 
 
