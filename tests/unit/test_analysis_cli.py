@@ -169,12 +169,23 @@ def test_kernel_scoped_findings_name_their_kernel() -> None:
 
 
 def test_percentages_are_of_the_profiled_span() -> None:
-    """h100_2gpu_1s: the session ran 296 s, the trace's events span 969 ms."""
+    """h100_2gpu_1s: the session ran 296 s, the trace's events span 969 ms. Its steps (found
+    from the kernel pattern) make savings shares of steady-state step time; a report
+    without steps has them as shares of the profiled span."""
+    from tests.unit.test_analysis_support import ctx_of
+    from tuiperf.analysis.rank import rank
+    from tuiperf.analysis.torch_rules import RULES
+
     report = str(sqlite_path("h100_2gpu_1s"))
     text = run(report, "--width", "200", "--rows", "0")
     assert "profiled 969 ms" in text.stdout, text.stdout[:200]
-    data = findings(run(report, "-f", "json", "--rule", "fp32_no_tensor_cores").stdout)
-    (f,) = data
+    doc = json.loads(run(report, "-f", "json", "--rule", "fp32_no_tensor_cores").stdout)
+    (f,) = doc["findings"]
     assert f["kernel"] and f["kernel"] in f["scope"]
-    assert f["est_saving_pct"] == pytest.approx(100 * f["est_saving_ns"] / 969e6, abs=0.1)
-    assert f["est_saving_pct"] > 1.5  # 19.4 ms of 969 ms, not 0.01 %
+    steady = doc["budget"]["kinds"]["steady"]["wall_ns"]
+    assert f["est_saving_pct"] == pytest.approx(100 * f["est_saving_ns"] / steady, abs=0.01)
+    ctx = ctx_of("h100_2gpu_1s")
+    (g,) = rank(RULES["fp32_no_tensor_cores"](ctx), ctx.profiled_ns)
+    assert g.est_saving_ns is not None and g.est_saving_pct is not None
+    assert g.est_saving_pct == pytest.approx(100 * g.est_saving_ns / 969e6, abs=0.1)
+    assert g.est_saving_pct > 1.5  # 19.4 ms of 969 ms, not 0.01 %

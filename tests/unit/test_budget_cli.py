@@ -62,8 +62,25 @@ def test_markdown_has_the_budget_table() -> None:
 
 
 def test_no_steps_no_budget() -> None:
+    from tests.unit.test_analysis_support import without
+    from tuiperf.analysis.engine import analyze
+
+    res = analyze(without(trace_of("vit_range"), "nvtx", "kernels"))
+    assert res.budget is None and res.saving_basis == "profiled time"
+
+
+def test_two_gpus_have_a_budget_each() -> None:
+    """h100_2gpu_1s: two ranks, one GPU each, no step markers: the budget of each device
+    over the main rank's steps (found from its kernel pattern)."""
     doc = json.loads(_tuiperf("analyze", str(sqlite_path("h100_2gpu_1s")), "-f", "json"))
-    assert doc["budget"] is None and doc["saving_basis"] == "profiled time"
+    b = doc["budget"]
+    assert b["method"] == "pattern"
+    assert [d["device"] for d in b["devices"]] == [0, 1]
+    for d in b["devices"]:
+        st = d["steady"]
+        assert sum(p["ns"] for p in st["parts"].values()) == st["wall_ns"]
+    text = _tuiperf("analyze", str(sqlite_path("h100_2gpu_1s")), "--width", "200")
+    assert "device 0 of 2" in text and "device 1: GPU busy" in text
 
 
 def test_summary_step_budget_csv() -> None:

@@ -166,7 +166,11 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
     if k.num_rows < MIN_PATTERN_KERNELS * MIN_PATTERN_STEPS:
         return None
     launch = ctx.launch_time("kernels")
+    pids = A.ints(k, "pid", -1)
+    pid_vals, pid_counts = np.unique(pids, return_counts=True)
+    main_pid = int(pid_vals[np.argmax(pid_counts)])  # one rank's sequence, not interleaved
     order = np.argsort(launch, kind="stable")
+    order = order[pids[order] == main_pid]
     names, _ = A.codes(k, "name")
     seq = names[order]
     best: tuple[int, int] | None = None  # (period, name code)
@@ -189,4 +193,4 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
     pos = np.flatnonzero(seq == best[1])
     t = launch[order][pos]
     ends = np.append(t[1:], int(launch.max()) + 1)
-    return Steps(t, ends, [f"repeat {i + 1}" for i in range(len(t))], "pattern")
+    return Steps(t, ends, [f"repeat {i + 1}" for i in range(len(t))], "pattern", main_pid)
