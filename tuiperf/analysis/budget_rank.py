@@ -117,6 +117,23 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
     for f, g in zip(fs, got, strict=True):
         f.budget_part = part
         f.est_saving_ns = g
+        if f.rule not in OWN_WORDS:
+            f.message += _budget_note(part, total, len(fs) - 1)
+
+
+#: rules whose message already speaks in budget terms
+OWN_WORDS = ("cpu_bound", "gpu_bound")
+
+
+def _budget_note(part: str, total: int, others: int) -> str:
+    what = LABELS[part].split(": ", 1)[1]
+    shared = f", shared with {others} other finding(s)" if others else ""
+    if part in IDLE_PARTS:
+        return f" Step budget: the GPU idles {fmt.duration(total)} on {what}{shared}."
+    return (
+        f" Step budget: {what} take {fmt.duration(total)}; the saving is weighted by the "
+        f"share of the step the GPU is busy{shared}."
+    )
 
 
 def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
@@ -136,7 +153,7 @@ def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
         if v > 0
     )
     msg = (
-        f"The GPU is idle {st.pct('idle'):.0f}% of the steady-state steps; the findings above "
+        f"The GPU is idle {st.pct('idle'):.0f}% of the steady-state steps; the other findings "
         f"explain {100 * (idle - rest) / st.wall_ns:.0f}% of step time and "
         f"{100 * rest / st.wall_ns:.0f}% stays unexplained: {pieces}. "
         f"'{LABELS['other']}' is idle time with work queued that did not start (cross-stream "
