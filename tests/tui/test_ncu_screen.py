@@ -247,7 +247,10 @@ def _then(*keys: str):  # type: ignore[no-untyped-def]
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         await ready(pilot)
         await pilot.press(*keys)
-        await pilot.pause()
+        # the metrics pane re-mounts its sections for each kernel: let that layout (and
+        # the scrollbar it brings) settle before the picture
+        for _ in range(3):
+            await pilot.pause()
 
     return run
 

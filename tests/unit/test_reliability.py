@@ -273,14 +273,15 @@ def test_report_changing_while_converted(
 ) -> None:
     from tuiperf.errors import BadReportError
     from tuiperf.load.open import OpenOptions, open_trace
+    from tuiperf.load.progress import Progress
 
     report = tmp_path / "growing.sqlite"
     shutil.copy(nsys_dir / "vit_range.sqlite", report)
-    touched: list[str] = []
+    touched: list[Progress] = []
 
-    def progress(msg: str) -> None:  # the profiler is still writing the file
-        if msg.startswith("read tables") and not touched:
-            touched.append(msg)
+    def progress(step: Progress) -> None:  # the profiler is still writing the file
+        if step.phase == "read tables" and not touched:
+            touched.append(step)
             with report.open("ab") as f:
                 f.write(b"\0" * 4096)
 

@@ -185,7 +185,7 @@ def _kernel_cells(k: Any) -> list[Any]:
     row = k.row
     return [
         k.id,
-        k.demangled or k.name or k.mangled or "",
+        k.ncu_name,
         _str(row.get("context")),
         _str(k.stream),
         _dims(k.block),
@@ -260,6 +260,7 @@ def kernel_json(km: Any, kid: int, secs: list[Any]) -> dict[str, Any]:
         block=list(k.block) if k.block else None,
         nvtx_push_pop=k.row.get("nvtx_push_pop") or [],
         nvtx_start_end=k.row.get("nvtx_start_end") or [],
+        ncu_name=k.ncu_name,
     )
     row["sections"] = [
         {
@@ -341,8 +342,8 @@ def _kernel_header(k: Any) -> list[Any]:
         f"stream {k.stream}" if k.stream is not None else "",
     ]
     lines = [title]
-    if k.display_name != k.name:
-        lines.append(Text(fmt.clean(k.display_name, 400), style="dim"))
+    if k.ncu_name != k.name:  # spelled as ncu's own CSV pages spell it
+        lines.append(Text(fmt.clean(k.ncu_name, 400), style="dim"))
     lines.append(Text(" · ".join(f for f in facts if f)))
     if k.nvtx:
         lines.append(Text("NVTX " + " > ".join(fmt.clean(n, 60) for n in k.nvtx)))

@@ -11,7 +11,7 @@ import glob
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,9 +19,9 @@ from typing import Any
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError
+from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.metrics import make_table, render_message
 
-Progress = Callable[[str], None]
 MAGIC = b"NVR\x00"
 
 #: where an installed Nsight Compute keeps its Python module
@@ -121,7 +121,7 @@ def actions(ctx: Any) -> list[Any]:
 
 
 def load_ncu_rep(
-    path: Path, progress: Progress | None = None
+    path: Path, progress: OnProgress | None = None
 ) -> tuple[dict[str, pa.Table], dict[str, Any]]:
     """The four KernelMetrics tables and the report's meta data."""
     ctx = open_context(path)
@@ -133,7 +133,7 @@ def load_ncu_rep(
     }
     for kid, a in enumerate(acts):
         if progress is not None and kid % 10 == 0:
-            progress(f"read kernel {kid + 1}/{len(acts)}")
+            progress(Progress("read kernel", kid + 1, len(acts)))
         _append(cols["kernels"], _kernel_row(kid, a))
         secs = _sections(a)
         for pos, s in enumerate(secs):

@@ -7,12 +7,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from tuiperf.errors import BadReportError, MissingToolError
-
-Progress = Callable[[str], None]
+from tuiperf.load.progress import OnProgress, Progress
 
 
 def find_nsys() -> str | None:
@@ -89,7 +87,7 @@ def _supports_arrowdir(nsys: str) -> bool:
     return "arrowdir" in (out.stdout + out.stderr)
 
 
-def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
+def run_export(report: Path, workdir: Path, progress: OnProgress) -> Path:
     """Export `report` into a new folder under `workdir`; returns the export's path."""
     nsys = find_nsys()
     if nsys is None:
@@ -99,7 +97,7 @@ def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
     out = tmp / ("export" if kind == "arrowdir" else "export.sqlite")
     cmd = [nsys, "export", "--type", kind, "--force-overwrite", "true", "-o", str(out), str(report)]
-    progress(f"export .nsys-rep → {kind} (nsys)")
+    progress(Progress(f"export .nsys-rep → {kind} (nsys)"))
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     except OSError as e:

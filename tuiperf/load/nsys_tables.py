@@ -18,8 +18,8 @@ from tuiperf.load.assemble import Assembler
 from tuiperf.load.column_pool import ColumnPool
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
+from tuiperf.load.progress import OnProgress, Progress
 
-Progress = Callable[[str], None]
 Sink = Callable[[str, pa.Table], None]
 
 _PID_MASK = 0xFFFFFF
@@ -51,7 +51,7 @@ def tid_of(global_tid: pa.ChunkedArray) -> pa.Array:
 class NsysReader:
     """Reads one export into canonical tables."""
 
-    def __init__(self, source: NsysSource, progress: Progress | None = None) -> None:
+    def __init__(self, source: NsysSource, progress: OnProgress | None = None) -> None:
         self.src = source
         self.progress = progress or (lambda _msg: None)
         self.present = source.tables()
@@ -150,7 +150,7 @@ class NsysReader:
             ("streams", self.streams),
         ]
         for i, (name, fn) in enumerate(steps, 1):
-            self.progress(f"read tables {i}/{len(steps)}: {name}")
+            self.progress(Progress("read tables", i, len(steps), name))
             t = fn()
             if t is None:
                 continue

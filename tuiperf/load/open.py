@@ -14,9 +14,9 @@ import pyarrow as pa
 from tuiperf.errors import BadReportError, MissingToolError, TuiperfError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache import Cache, CacheKey, read_ipc
+from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import Trace, TraceMeta
 
-Progress = Callable[[str], None]
 Sink = Callable[[str, pa.Table], None]
 #: a builder converts a source, handing each canonical table to the sink; returns the meta
 Builder = Callable[[Sink], TraceMeta]
@@ -34,13 +34,13 @@ _NSYS_MARKERS = {
 class OpenOptions:
     cache_dir: Path | None = None
     use_cache: bool = True
-    progress: Progress | None = None
+    progress: OnProgress | None = None
     #: convert detail columns (grid, block, registers, ...) on first use, not up front
     defer_details: bool = True
 
-    def say(self, msg: str) -> None:
+    def say(self, step: Progress) -> None:
         if self.progress is not None:
-            self.progress(msg)
+            self.progress(step)
 
 
 def _nsys_source(path: Path, kind: str):  # type: ignore[no-untyped-def]
@@ -203,11 +203,11 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
 
     sibling = nsys_rep.sibling_export(path)
     if sibling is not None:
-        opts.say(f"using the export beside the report: {sibling.name}")
+        opts.say(Progress("using the export beside the report", detail=sibling.name))
         return open_trace(sibling, opts)
     stale = nsys_rep.stale_exports(path)
     for note in stale:
-        opts.say(note)
+        opts.say(Progress("not using an older export", detail=note))
 
     def build(sink: Sink) -> TraceMeta:
         root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"

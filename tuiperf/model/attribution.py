@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 
 from tuiperf.model import fmt
 from tuiperf.model.lanes import display_name
-from tuiperf.model.timeline import format_time
 from tuiperf.model.trace import Trace
 
 GPU_TABLES = ("kernels", "memcpy", "memset")
@@ -197,7 +196,7 @@ def describe(trace: Trace, table: str, row: int, index: NvtxIndex | None = None)
     r = row_dict(trace, table, row)
     title = _title(table, r)
     dur = (r["end"] - r["start"]) if r.get("end") is not None else None
-    fields = [("Start", format_time(r["start"], span=max(dur or 0, 1000)))]
+    fields = [("Start", fmt.time_point(r["start"], span=max(dur or 0, 1000)))]
     if dur is not None:
         fields += [("Duration", fmt.duration(dur))]
     fields += _place(table, r, index) + _specific(table, r)
@@ -285,7 +284,7 @@ def _launch_fields(
         ("Launched by", f"{name} on {index.thread_name(a.get('pid'), a.get('tid'))}"),
         (
             "Launch at",
-            f"{format_time(a['start'], span=1000)} ({fmt.duration(a['end'] - a['start'])})",
+            f"{fmt.time_point(a['start'], span=1000)} ({fmt.duration(a['end'] - a['start'])})",
         ),
         ("Correlation", str(a.get("correlation_id"))),
     ]

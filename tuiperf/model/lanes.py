@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -553,7 +554,7 @@ def _gpu_annotation_lanes(trace: Trace, split: dict, names: dict) -> dict[object
     return out
 
 
-def _stream_devices(trace: Trace) -> dict[object, object]:
+def _stream_devices(trace: Trace) -> dict[Any, Any]:
     if not trace.has("streams"):
         return {}
     t = trace.table("streams")

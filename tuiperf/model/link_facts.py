@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tuiperf.model import fmt
 from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.ncu_link import LEVEL_SHORT, LEVEL_TEXT, NcuLink
 from tuiperf.model.trace import Trace
@@ -27,7 +28,7 @@ class KernelLink:
     def profiled_at(self, unknown: str = "") -> str:
         """The profiled launch's start, in ms from the trace start (`unknown` without one)."""
         ns = self.profiled_start_ns
-        return unknown if ns is None else f"{ns / 1e6:,.3f} ms"
+        return unknown if ns is None else fmt.millis(ns)
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -19,6 +19,8 @@ from textual.worker import WorkerFailed, get_current_worker
 
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.load.progress import Progress
+from tuiperf.model import fmt
 from tuiperf.model.attribution import NvtxIndex, describe
 from tuiperf.model.lanes import LaneSet, build_lanes
 from tuiperf.model.trace import Trace
@@ -155,14 +157,13 @@ class TuiperfApp(App[int]):
             text = f"{phase}: {detail}" if detail else phase
             self.post_message(LoadProgress(text, step, len(PHASES), fraction))
 
-        def from_loader(msg: str) -> None:
-            if msg.startswith("read tables"):
-                frac = _fraction(msg)
-                report("read tables", frac, msg.partition(":")[2].strip())
-            elif msg == "write cache":
+        def from_loader(step: Progress) -> None:
+            if step.phase == "read tables":
+                report("read tables", step.fraction, step.detail)
+            elif step.phase == "write cache":
                 report("read tables", 1.0, "write cache")
             else:
-                report("open report", 0.5, msg)
+                report("open report", 0.5, str(step))
 
         try:
             report("open report", 0.0)
@@ -279,6 +280,8 @@ class TuiperfApp(App[int]):
         scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
         if focused is not None and any(isinstance(a, EventsPane) for a in focused.ancestors):
             scope = "events"
+        if isinstance(self.screen, ncu_screen.NcuScreen):
+            scope = "ncu"
         self.push_screen(HelpScreen(scope, self.ascii_only))
 
     def action_focus_pane(self, pane: str) -> None:
@@ -400,8 +403,6 @@ class TuiperfApp(App[int]):
             pane.set_window(msg.start, msg.end)
 
     def on_range_marked(self, msg: RangeMarked) -> None:
-        from tuiperf.model.timeline import format_duration
-
         found = self.query(StatusLine)
         if not found:
             return
@@ -411,18 +412,8 @@ class TuiperfApp(App[int]):
         elif msg.end is None:
             status.set_range("range: start marked, ] to end")
         else:
-            span = format_duration(abs(msg.end - msg.start), self.ascii_only, 3)
+            span = fmt.duration_sig(abs(msg.end - msg.start), self.ascii_only, 3)
             status.set_range(f"range {span}: Enter zooms")
-
-
-def _fraction(msg: str) -> float:
-    """0.5 for 'read tables 3/6: kernels'."""
-    head = msg.partition(":")[0].split()
-    try:
-        done, total = head[-1].split("/")
-        return int(done) / max(int(total), 1)
-    except (ValueError, IndexError):
-        return 0.0
 
 
 def report_name(path: Path, sample: bool) -> str:

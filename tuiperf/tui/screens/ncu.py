@@ -24,8 +24,9 @@ from tuiperf.model.ncu_link import NcuLink
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import NcuKernelChosen
-from tuiperf.tui.widgets.events_table import Col, TableBody
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
+from tuiperf.tui.widgets.table_body import TableBody
+from tuiperf.tui.widgets.table_rows import Col
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -314,6 +315,24 @@ class NcuView(Horizontal):
 
         folds = list(pane.query(Collapsible))
         pane.set_all(not all(c.collapsed for c in folds))
+
+    def action_section(self, number: int) -> None:
+        """`1`-`9`, `0`: unfold section N of the metrics pane and scroll to it."""
+        pane = self.query_one(MetricsPane)
+        if not pane.open_section(number - 1):
+            self.notify(f"This kernel has {len(pane.section_titles())} sections.", timeout=2)
+
+    def action_section_named(self, words: str) -> None:
+        pane = self.query_one(MetricsPane)
+        if not pane.open_named(words):
+            self.notify(f"This kernel has no {words} section in the report.", timeout=2)
+
+    def action_step_section(self, step: int) -> None:
+        self.query_one(MetricsPane).step_section(step)
+
+    def action_scroll_metrics(self, pages: float) -> None:
+        pane = self.query_one(MetricsPane)
+        pane.scroll_to(y=pane.scroll_y + pages * pane.size.height, animate=False)
 
     def action_jump(self) -> None:
         kid = self.current()
