@@ -197,3 +197,22 @@ def test_what_stays_unexplained_is_said() -> None:
 def test_budget_parts_are_known() -> None:
     assert set(PART_OF_RULE.values()) <= set(PARTS)
     assert np.isin(list(IDLE_PARTS), list(PARTS)).all()
+
+
+def test_two_gpus_copying_from_pinned_memory_are_copy_bound() -> None:
+    """h100_2gpu_1s moves 64 MiB pinned host-to-device batches on both GPUs all the time."""
+    res = analyze(trace_of("h100_2gpu_1s"))
+    b = res.budget
+    assert b is not None and len(b.devices) == 2
+    for d in b.devices:
+        assert d.steady.largest() == "copy"
+    top = res.findings[0]
+    assert top.rule == "copy_bound" and top.budget_part == "copy"
+    assert top.metrics["main_kind"] == "Host-to-Device"
+    # one device's bytes a step (not both ranks' copies)
+    memcpy = trace_of("h100_2gpu_1s").table("memcpy")
+    on0 = np.asarray(memcpy["device"].to_numpy()) == b.main.device
+    total = int(np.asarray(memcpy["bytes"].to_numpy())[on0].sum())
+    assert top.metrics["bytes_per_step"] <= total / b.n_steady
+    # pageable copies are the pageable rule's, not this one
+    assert "copy_bound" not in {f.rule for f in analyze(trace_of("cnn_osrt")).findings}

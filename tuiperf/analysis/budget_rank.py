@@ -49,6 +49,7 @@ PART_OF_RULE = {
     "layout_conversion": "compute",
     "fp32_no_tensor_cores": "compute",
     "gpu_bound": "compute",
+    "copy_bound": "copy",
 }
 #: findings should account for at least this share of the steady steps' GPU idle time …
 EXPLAINED_SHARE = 0.8
@@ -122,7 +123,7 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
 
 
 #: rules whose message already speaks in budget terms
-OWN_WORDS = ("cpu_bound", "gpu_bound")
+OWN_WORDS = ("cpu_bound", "gpu_bound", "copy_bound")
 
 
 def _budget_note(part: str, total: int, others: int) -> str:

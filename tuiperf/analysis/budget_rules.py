@@ -37,6 +37,8 @@ CPU_BOUND_SHARE = 0.10
 GPU_BOUND_SHARE = 0.80
 #: "small": a kernel shorter than this does too little work to hide its launch
 SMALL_KERNEL_NS = 10_000
+#: copy-bound: copies are the largest part of the step and at least half of it
+COPY_BOUND_SHARE = 0.50
 _OPTIM = re.compile(r"optim", re.IGNORECASE)
 
 
@@ -75,11 +77,7 @@ def _per_step_evidence(b: Budget, part: str) -> Evidence:
 
 def _steady_kernels(ctx: Ctx, b: Budget) -> np.ndarray:
     """Rows of the kernels launched inside the steady steps."""
-    launch = ctx.launch_time("kernels")
-    a = np.array([s.start_ns for s in b.main.steps], np.int64)
-    e = np.array([s.end_ns for s in b.main.steps], np.int64)
-    i = np.searchsorted(a, launch, "right") - 1
-    return np.flatnonzero((i >= 0) & (launch < e[np.maximum(i, 0)]))
+    return _steady_rows(ctx, b, "kernels")
 
 
 def _optimizer_kernels(ctx: Ctx, rows: np.ndarray) -> int:
@@ -213,4 +211,64 @@ def gpu_bound(ctx: Ctx) -> list[Finding]:
     ]
 
 
-RULES = {"cpu_bound": cpu_bound, "gpu_bound": gpu_bound}
+def copy_bound(ctx: Ctx) -> list[Finding]:
+    """The GPU spends most of the step copying, from pinned memory (pageable copies are
+    pageable_h2d_in_steps' finding): fewer bytes, or copies hidden under compute."""
+    b = _need_budget(ctx)
+    st = b.steady
+    share = st.ns["copy"] / st.wall_ns if st.wall_ns else 0.0
+    if share < COPY_BOUND_SHARE or st.largest() != "copy":
+        return []
+    mc = ctx.table("memcpy")
+    rows = _steady_rows(ctx, b, "memcpy")
+    dur = A.ints(mc, "duration")[rows]
+    size = A.ints(mc, "bytes")[rows]
+    pageable = A.strings(mc, "src_kind")[rows] == "Pageable"
+    if dur.sum() == 0 or dur[pageable].sum() >= 0.5 * dur.sum():
+        return []
+    kinds = A.strings(mc, "copy_kind")[rows]
+    uniq, inv = np.unique(kinds, return_inverse=True)
+    by_kind = np.bincount(inv, weights=dur)
+    top = int(np.argmax(by_kind))
+    main = inv == top
+    rate = size[main].sum() / max(int(dur[main].sum()), 1)  # bytes per ns = GB/s
+    per_step = int(size.sum() / b.n_steady)
+    msg = (
+        f"The GPU copies {share:.0%} of the steady-state steps: {fmt.size(per_step)} a step, "
+        f"mostly {uniq[top]} ({by_kind[top] / dur.sum():.0%} of copy time, {rate:.1f} GB/s "
+        "while a copy runs). The copies are from pinned memory already: the step is as long "
+        "as its transfers."
+    )
+    return [
+        Finding(
+            rule="copy_bound",
+            title=fixes.title_for("copy_bound"),
+            severity=Severity.WARNING,
+            message=msg,
+            fix=fixes.fix_for("copy_bound"),
+            scope=_scope(b),
+            source=SOURCE_TUIPERF,
+            count=b.n_steady,
+            evidence=_per_step_evidence(b, "copy"),
+            est_saving_ns=st.ns["copy"],
+            metrics={
+                "copy_share": round(share, 4),
+                "bytes_per_step": per_step,
+                "gb_per_s": round(float(rate), 2),
+                "main_kind": str(uniq[top]),
+            },
+        )
+    ]
+
+
+def _steady_rows(ctx: Ctx, b: Budget, table: str) -> np.ndarray:
+    """Rows of `table` on the budget's main device, launched inside the steady steps."""
+    launch = ctx.launch_time(table)
+    on = A.ints(ctx.table(table), "device", -1) == b.main.device
+    a = np.array([s.start_ns for s in b.main.steps], np.int64)
+    e = np.array([s.end_ns for s in b.main.steps], np.int64)
+    i = np.searchsorted(a, launch, "right") - 1
+    return np.flatnonzero(on & (i >= 0) & (launch < e[np.maximum(i, 0)]))
+
+
+RULES = {"cpu_bound": cpu_bound, "gpu_bound": gpu_bound, "copy_bound": copy_bound}

@@ -18,6 +18,7 @@ TITLES: dict[str, str] = {
     "host_sync_per_step": "A host sync in every training step",
     "cpu_bound": "CPU-bound: the GPU waits for the CPU to issue work",
     "gpu_bound": "GPU-bound: the kernels themselves are the step",
+    "copy_bound": "Copy-bound: the GPU spends the step on transfers",
     "idle_unexplained": "GPU idle time no rule explains",
     "layout_conversion": "NCHW↔NHWC layout conversion kernels",
     "fp32_no_tensor_cores": "FP32 GEMM/conv kernels without tensor cores",
@@ -119,6 +120,16 @@ loader = torch.utils.data.DataLoader(
 torch.set_float32_matmul_precision("high")          # TF32 tensor cores
 with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
     loss = loss_fn(model(x), y)""",
+    ),
+    "copy_bound": Fix(
+        "Move fewer bytes, or hide them: keep data on the GPU across steps, send compact "
+        "dtypes (uint8 images, normalise on the GPU), and prefetch the next batch on a side "
+        "stream with non_blocking=True so the copy overlaps compute.",
+        """\
+side = torch.cuda.Stream()
+with torch.cuda.stream(side):
+    nxt = next_batch.to(device, non_blocking=True)     # from pinned memory
+torch.cuda.current_stream().wait_stream(side)""",
     ),
     "idle_unexplained": Fix(
         "Open the report in the TUI and look at the idle gaps of the steady steps (toggle "

@@ -476,6 +476,7 @@ RULES: dict[str, Rule] = {
     "host_sync_per_step": host_sync_per_step,
     "cpu_bound": budget_rules.cpu_bound,
     "gpu_bound": budget_rules.gpu_bound,
+    "copy_bound": budget_rules.copy_bound,
     "layout_conversion": layout_conversion,
     "fp32_no_tensor_cores": fp32_no_tensor_cores,
     "tiny_optimizer_kernels": tiny_optimizer_kernels,
