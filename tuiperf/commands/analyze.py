@@ -145,7 +145,7 @@ COMMAND = Command(
     "sync, CPU-bound issue, other); steps come from NVTX `step N` ranges, Kineto's\n"
     "ProfilerStep#N, or the repeating GPU kernel pattern. Then the rules: the `nsys analyze`\n"
     "rules (same rows), PyTorch training-loop rules (pageable copies, data-loader starvation,\n"
-    "host syncs, CPU-bound and GPU-bound steps, channels_last, tensor cores, optimizer,\n"
+    "host syncs, CPU-, GPU- and copy-bound steps, channels_last, tensor cores, optimizer,\n"
     "allocator) and, with an Nsight Compute report, per-kernel rules. Findings are ranked by\n"
     "the share of steady-state step time each can remove (taken from the budget part it\n"
     "explains, shared where two explain the same time); without steps, by estimated saving\n"
