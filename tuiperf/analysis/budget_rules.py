@@ -32,6 +32,9 @@ from tuiperf.model import fmt
 #: (PyTorch performance tuning guide, NVIDIA's DL performance docs) start calling a stall
 #: a bottleneck; the same bar as the data-loading rule
 CPU_BOUND_SHARE = 0.10
+#: … and an error from this share on, when it is the largest part of the step (the data
+#: rule's error bar too: 3 x its threshold)
+CPU_BOUND_ERROR = 0.30
 #: GPU-bound: the GPU is busy at least this share of the step (idle under 20%: what the
 #: idle causes could give back is small next to the kernels), and compute is the largest part
 GPU_BOUND_SHARE = 0.80
@@ -98,28 +101,8 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     share = st.ns["cpu_bound"] / st.wall_ns if st.wall_ns else 0.0
     if share < CPU_BOUND_SHARE:
         return []
-    k = ctx.table("kernels")
-    rows = _steady_kernels(ctx, b)
-    n_steps = b.n_steady
-    per_step = len(rows) / n_steps
-    dur = A.ints(k, "duration")[rows]
-    mean_k = float(dur.mean()) if len(dur) else 0.0
-    issuing = st.wall_ns - st.ns["data"]
-    cpu_per_k = issuing / len(rows) if len(rows) else 0.0
-    ld = ctx.launch_duration("kernels")[rows]
-    launch_call = float(ld[ld >= 0].mean()) if (ld >= 0).any() else 0.0
-    optim = _optimizer_kernels(ctx, rows) / n_steps
-    small = float((dur < SMALL_KERNEL_NS).mean()) if len(dur) else 0.0
-    nums = {
-        "cpu_bound_share": round(share, 4),
-        "gpu_busy_share": round(st.busy_ns / st.wall_ns, 4),
-        "kernels_per_step": round(per_step, 1),
-        "cpu_ns_per_kernel": round(cpu_per_k),
-        "mean_kernel_ns": round(mean_k),
-        "launch_call_ns": round(launch_call),
-        "optimizer_kernels_per_step": round(optim, 1),
-        "small_kernel_share": round(small, 3),
-    }
+    nums = _cpu_numbers(ctx, b)
+    per_step, n_steps = nums["kernels_per_step"], b.n_steady
     msg = (
         f"The GPU is busy {st.pct('busy'):.0f}% of the steady-state steps and waits for the "
         f"CPU {share:.0%} of the time: its queue is empty, each kernel starts as soon as it "
@@ -127,7 +110,8 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
         f"{fmt.duration(nums['cpu_ns_per_kernel'])} of CPU time (outside the data wait), while "
         f"a kernel runs {fmt.duration(nums['mean_kernel_ns'])} on average on the GPU."
     )
-    sev = Severity.ERROR if share >= 0.3 and st.largest() == "cpu_bound" else Severity.WARNING
+    worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
+    sev = Severity.ERROR if worst else Severity.WARNING
     f = Finding(
         rule="cpu_bound",
         title=fixes.title_for("cpu_bound"),
@@ -142,6 +126,26 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
         metrics=nums,
     )
     return [f]
+
+
+def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
+    """What the CPU-bound finding and its fix quote, over the steady steps."""
+    st = b.steady
+    rows = _steady_kernels(ctx, b)
+    dur = A.ints(ctx.table("kernels"), "duration")[rows]
+    n = max(len(rows), 1)
+    ld = ctx.launch_duration("kernels")[rows]
+    return {
+        "cpu_bound_share": round(st.ns["cpu_bound"] / st.wall_ns, 4),
+        "gpu_busy_share": round(st.busy_ns / st.wall_ns, 4),
+        "kernels_per_step": round(len(rows) / b.n_steady, 1),
+        # wall time outside the data wait, per kernel the loop issues
+        "cpu_ns_per_kernel": round((st.wall_ns - st.ns["data"]) / n),
+        "mean_kernel_ns": round(float(dur.sum()) / n),
+        "launch_call_ns": round(float(ld[ld >= 0].mean())) if (ld >= 0).any() else 0,
+        "optimizer_kernels_per_step": round(_optimizer_kernels(ctx, rows) / b.n_steady, 1),
+        "small_kernel_share": round(float((dur < SMALL_KERNEL_NS).sum()) / n, 3),
+    }
 
 
 def _cpu_fix(n: dict[str, float]) -> Fix:
