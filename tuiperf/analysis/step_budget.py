@@ -206,11 +206,11 @@ def step_budget(ctx: Ctx) -> Budget | None:
     if not steps.found or len(ops) == 0:
         return None
     steady = steps.steady()
-    a, b = steps.starts[steady], steps.ends[steady]
+    a0 = int(steps.starts[steady[0]])
     rng = ctx.trace.time_range()
-    t0 = min(int(rng[0]) if rng else int(a[0]), int(a[0]))
+    t0 = min(int(rng[0]) if rng else a0, a0)
     cpu = _CpuSide(ctx, steps)
-    devs = [_device(ctx, cpu, steps, steady, int(d), t0) for d in _devices(ctx, steps, a, b)]
+    devs = [_device(ctx, cpu, steps, steady, d, t0) for d in _devices(ctx, steps)]
     first = int(steady[0])
     return Budget(
         steps.source,
@@ -220,7 +220,7 @@ def step_budget(ctx: Ctx) -> Budget | None:
     )
 
 
-def _devices(ctx: Ctx, steps: Steps, a: np.ndarray, b: np.ndarray) -> list[int]:
+def _devices(ctx: Ctx, steps: Steps) -> list[int]:
     """Devices with GPU work in the steady steps, the loop process's busiest first."""
     ops = ctx.gpu_ops
     inside = steps.index_of(ops.start) >= 0
