@@ -7,7 +7,8 @@ and the floors below (`lint-imports` checks it, imports inside functions include
     commands/              one module per subcommand; `open` starts the viewer
     tui/                   the viewer, the only code that imports Textual
     export | report        the writers (files, CSV, JSON) | Rich tables for the terminal
-    analysis/ | summaries/ rules and findings | the `nsys stats`-style reports
+    analysis/              rules, findings and the step budget
+    summaries/             the `nsys stats`-style reports
     load/                  readers: a report file to a Trace or KernelMetrics; the cache
     model/                 Trace, KernelMetrics and what is computed from them alone
     errors | schema | bundled

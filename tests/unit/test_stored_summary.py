@@ -22,7 +22,7 @@ from tuiperf.summaries.cells import round_strings
 from tuiperf.summaries.names import REPORT_NAMES
 from tuiperf.summaries.rows import round_cell
 
-NSYS = [n for n in REPORT_NAMES if n != "op_sum"]
+NSYS = [n for n in REPORT_NAMES if n not in ("op_sum", "step_budget")]  # nsys stats ones
 FORMATS = [["--csv"], ["-f", "json"], ["-f", "table", "--top", "0", "--width", "140"]]
 
 

@@ -20,6 +20,9 @@ from tuiperf.analysis.rank import rank
 from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
+#: the finding ranking adds when the others leave the steady steps' idle time unexplained
+UNEXPLAINED = "idle_unexplained"
+
 
 @dataclass
 class AnalyzeOptions:
@@ -31,7 +34,7 @@ class AnalyzeOptions:
 def all_rule_ids() -> list[str]:
     from tuiperf.analysis import ncu_rules
 
-    return [*nsys_rules.RULES, *torch_rules.RULES, *ncu_rules.RULES]
+    return [*nsys_rules.RULES, *torch_rules.RULES, UNEXPLAINED, *ncu_rules.RULES]
 
 
 def analyze(
@@ -57,7 +60,15 @@ def analyze(
     source = (
         trace.meta.source if trace is not None else str(getattr(ncu, "meta", {}).get("source", ""))
     )
-    return AnalysisResult(rank(findings, profiled), checks, profiled, source)
+    budget = _budget(ctx, checks)
+    if budget is not None:
+        from tuiperf.analysis.budget_rank import rank_by_budget
+
+        gaps = opts.only is None or UNEXPLAINED in opts.only
+        ranked = rank_by_budget(findings, budget, unexplained=gaps)
+    else:
+        ranked = rank(findings, profiled)
+    return AnalysisResult(ranked, checks, profiled, source, budget)
 
 
 def _run(
@@ -80,6 +91,19 @@ def _run(
         return
     findings.extend(found)
     checks.append(RuleCheck(rid, source, "found" if found else "clean"))
+
+
+def _budget(ctx: Ctx | None, checks: list[RuleCheck]) -> Any:
+    """The step budget; a report it cannot read keeps the other findings."""
+    if ctx is None:
+        return None
+    try:
+        return ctx.budget
+    except Exception as e:
+        checks.append(
+            RuleCheck("step_budget", SOURCE_TUIPERF, "failed", f"{type(e).__name__}: {e}")
+        )
+        return None
 
 
 def _ncu_time(ncu: KernelMetrics | None) -> int:

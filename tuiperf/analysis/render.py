@@ -41,10 +41,12 @@ def _columns(f: Finding) -> list[str]:
     return [c for c in cols if f.evidence.rows[c].null_count < len(f.evidence)]
 
 
-def saving_text(f: Finding) -> str:
+def saving_text(f: Finding, basis: str = "") -> str:
+    """'~12 ms (4.1%)', or with `basis` '~12 ms (4.1% of steady-state step time)'."""
     if f.est_saving_ns is None:
         return "—"
-    pct = f" ({f.est_saving_pct:.2g}%)" if f.est_saving_pct is not None else ""
+    of = f" of {basis.split(' (')[0]}" if basis else ""
+    pct = f" ({f.est_saving_pct:.2g}%{of})" if f.est_saving_pct is not None else ""
     return f"~{fmt.duration(f.est_saving_ns)}{pct}"
 
 
@@ -67,10 +69,18 @@ def print_text(
             style="bold",
         )
     )
+    if result.budget is not None:
+        from tuiperf.analysis.budget_text import renderable
+
+        con.print()
+        con.print(Padding(renderable(result.budget, 60, ascii_only), (0, 0, 0, 1)))
+        con.print(
+            Text(f"\nFindings by the share of {result.saving_basis} each can remove:", style="bold")
+        )
     shown = result.findings if not top else result.findings[:top]
     for i, f in enumerate(shown, 1):
         con.print()
-        _text_finding(con, i, f, rows, ascii_only)
+        _text_finding(con, i, f, rows, ascii_only, result.saving_basis)
     if len(shown) < len(result.findings):
         con.print(
             Text(
@@ -82,7 +92,9 @@ def print_text(
     con.print(_checks_line(result))
 
 
-def _text_finding(con: Console, i: int, f: Finding, rows: int, ascii_only: bool) -> None:
+def _text_finding(
+    con: Console, i: int, f: Finding, rows: int, ascii_only: bool, basis: str = ""
+) -> None:
     sev = f.severity
     head = Text.assemble(
         (f"{i:>2}. ", "bold"),
@@ -94,7 +106,7 @@ def _text_finding(con: Console, i: int, f: Finding, rows: int, ascii_only: bool)
     con.print(head)
     scope = (
         f"scope: {fmt.clean(f.scope.text(), _NAME_LIMIT)} · {f.count:,} events · "
-        f"est. saving {saving_text(f)} · {SOURCE_LABELS.get(f.source, f.source)}"
+        f"est. saving {saving_text(f, basis)} · {SOURCE_LABELS.get(f.source, f.source)}"
     )
     # paragraphs wrap under their own indent, not at column 0
     con.print(Padding(Text(scope), (0, 0, 0, 4)))
@@ -158,6 +170,8 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
     w = out.write
     w(f"## tuiperf analyze: {_md(result.source)}\n\n")
     w(f"Profiled {fmt.duration(result.profiled_ns)}; {len(result.findings)} findings.\n\n")
+    if result.budget is not None:
+        _md_budget(w, result)
     if result.findings:
         w("| # | severity | finding | est. saving | events | source |\n")
         w("|---|---|---|---|---|---|\n")
@@ -173,6 +187,23 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
     clean = [c.rule for c in result.checks if c.status == "clean"]
     if clean:
         w(f"Nothing to report from: {', '.join(f'`{c}`' for c in clean)}.\n")
+
+
+def _md_budget(w: Any, result: AnalysisResult) -> None:
+    from tuiperf.analysis import budget_text as bt
+    from tuiperf.analysis.step_budget import LABELS, PARTS
+
+    b = result.budget
+    w(f"**{_md(bt.headline(b))}**\n\n| part | total | % of steps | median/step |\n")
+    w("|---|---|---|---|\n")
+    for p in PARTS:
+        w(
+            f"| {LABELS[p]} | {fmt.duration(b.steady.ns[p])} | {b.steady.pct(p):.1f}% | "
+            f"{fmt.duration(b.main.median[p])} |\n"
+        )
+    for line in bt.footnotes(b):
+        w(f"\n{_md(line)}\n")
+    w(f"\nSavings are shares of {result.saving_basis}.\n\n")
 
 
 def _md_finding(w: Any, i: int, f: Finding, rows: int) -> None:
@@ -197,3 +228,14 @@ def _md_finding(w: Any, i: int, f: Finding, rows: int) -> None:
 # -- json --------------------------------------------------------------------------------
 def json_findings(result: AnalysisResult, rows: int | None = None) -> list[dict[str, Any]]:
     return [f.to_json(max_rows=rows) for f in result.findings]
+
+
+def json_result(result: AnalysisResult, rows: int | None = None) -> dict[str, Any]:
+    """`analyze --format json`: the step budget (null without steps) and the findings."""
+    return {
+        "source": result.source,
+        "profiled_ns": result.profiled_ns,
+        "saving_basis": result.saving_basis,
+        "budget": None if result.budget is None else result.budget.to_json(),
+        "findings": json_findings(result, rows),
+    }

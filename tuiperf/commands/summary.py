@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from tuiperf.summaries.rows import ReportRows, StoredReport
     from tuiperf.summaries.stats import StatsTable
 
-_NAMES = " ".join(n for n in REPORT_NAMES if n != "op_sum")  # the `nsys stats` ones
+_OWN = ("op_sum", "step_budget")  # tuiperf's own reports, beside the `nsys stats` ones
+_NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -38,7 +39,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         default="cuda_gpu_kern_sum",
         metavar="NAME",
         help=f"one of: {_NAMES} (aliases: kern, api, mem, memsize, nvtx, osrt, "
-        "trace, ops); default cuda_gpu_kern_sum",
+        "trace, ops); tuiperf's own: step_budget (alias budget: each training step's time "
+        "by part: GPU busy by kind, GPU idle by cause); default cuda_gpu_kern_sum",
     )
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
@@ -96,9 +98,12 @@ def _computed(
     args: argparse.Namespace, path: Path, ncu: Path | None, name: str
 ) -> tuple[ReportRows, bool, str]:
     """(the report, whether its tables are empty, the source) from the report's tables."""
+    from tuiperf.analysis import budget_report
     from tuiperf.load.open import open_trace
-    from tuiperf.summaries.reports import compute_cached, report_is_empty
+    from tuiperf.summaries.reports import compute_cached, register, report_is_empty
 
+    # the step budget is analysis (a floor above the summaries): offered from here
+    register(budget_report.REPORT, budget_report.step_budget_table, budget_report.SOURCE_TABLES)
     trace = open_trace(path, open_options(args))
     table = compute_cached(trace, name)
     if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'

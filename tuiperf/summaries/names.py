@@ -12,6 +12,7 @@ REPORT_NAMES = (
     "osrt_sum",
     "cuda_gpu_trace",
     "op_sum",  # torch.profiler's CPU operator summary (TensorBoard's Operator view)
+    "step_budget",  # where each training step's time goes
 )
 
 ALIASES = {
@@ -26,6 +27,7 @@ ALIASES = {
     "trace": "cuda_gpu_trace",
     "gputrace": "cuda_gpu_trace",
     "ops": "op_sum",
+    "budget": "step_budget",
 }
 
 

@@ -11,8 +11,14 @@ from tuiperf.model.trace import Trace
 from tuiperf.summaries import names, stats, stored
 from tuiperf.summaries.stats import Column, StatsTable
 
-#: reports other modules add (e.g. the torch.profiler op summary)
+#: reports other modules add (the torch.profiler op summary here; the step budget, which
+#: the analysis floor above computes, by `register` from the summary command)
 EXTRA_REPORTS: dict[str, tuple[Callable[[Trace], StatsTable], tuple[str, ...]]] = {}
+
+
+def register(name: str, make: Callable[[Trace], StatsTable], tables: tuple[str, ...]) -> None:
+    """Offer report `name`, computed by `make` from `tables` (empty when none has a row)."""
+    EXTRA_REPORTS[name] = (make, tables)
 
 
 def resolve(name: str) -> str | None:

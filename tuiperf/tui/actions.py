@@ -289,6 +289,15 @@ REGISTRY: tuple[Key, ...] = (
         "previous launch of the selected kernel",
     ),
     Key(
+        "timeline.gap_causes",
+        "b",
+        "gap_causes",
+        "Idle gaps by cause",
+        T,
+        "timeline",
+        "colour GPU idle gaps by cause (step budget)",
+    ),
+    Key(
         "timeline.clear",
         "escape",
         "clear",

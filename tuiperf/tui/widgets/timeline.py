@@ -88,6 +88,8 @@ class Timeline(Widget, can_focus=True):
         self.ncu_marks: Any = None
         #: rows the events table shows (`tuiperf.tui.matches.Matches`), highlighted; or None
         self.matches: Any = None
+        #: GPU idle gaps coloured by cause (`gap_colours.GapColours`), or None
+        self.gap_colours: Any = None
         self._cache: dict[int, Strip] = {}
         self._drag_x: int | None = None
         self._dragged = False
@@ -225,6 +227,9 @@ class Timeline(Widget, can_focus=True):
         if self.matches is not None and lane.table == self.matches.table:
             hl.matches = self.matches.cells(li, lane.iv, edges)
         chars, sids = lane_cells(lane, self.vp, edges, self.g, hl)
+        gaps = self.gap_colours if self.gap_colours and self.gap_colours.applies(lane) else None
+        if gaps is not None:
+            gaps.paint(edges, chars, sids)
         if self.ncu_marks is not None and lane.table == "kernels":
             marked = self.ncu_marks.columns(li, lane.iv.starts, lane.iv.rows, edges)
             for c in np.flatnonzero(marked).tolist():  # on event boxes (zoomed in) only
@@ -243,6 +248,7 @@ class Timeline(Widget, can_focus=True):
             self._style("cursor"),
             self._style("mark"),
             self._style(lane.kind) + self._style("match"),
+            gaps.styles if gaps is not None else {},
         )
         label = self._style("label-current" if current else "label")
         segs = self._label(f"  {lane.label}", label)
@@ -305,6 +311,11 @@ class Timeline(Widget, can_focus=True):
             self.changed(viewport=False)
 
     # --- events -----------------------------------------------------------------
+
+    def action_gap_causes(self) -> None:
+        from tuiperf.tui.widgets.gap_colours import toggle
+
+        toggle(self)
 
     def action_step_event(self, direction: int) -> None:
         found = self.state.step_event(direction)
