@@ -220,7 +220,7 @@ async def test_unmatched_are_listed(ncu_dir: Path, nsys_dir: Path) -> None:
         v = view(app)
         while v.current() != kid:
             await pilot.press("down")
-        assert "unmatched" in pane_text(app)
+        assert app.ncu_link.note_for(kid) in pane_text(app, 400)
         await pilot.press("escape")  # linked: Esc goes back to the timeline
         await pilot.pause()
         assert not isinstance(app.screen, NcuScreen)

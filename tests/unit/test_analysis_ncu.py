@@ -100,17 +100,20 @@ def test_signature_key_reads_ncu_and_itanium_spellings_alike() -> None:
 
 
 def test_short_names_match_only_one_kernel() -> None:
-    """With no demangled match, the short name decides, unless it is several kernels
-    (Kineto's CUTLASS kernels are all `Kernel2`)."""
+    """With no demangled match, a short name that one kernel of the trace has makes the
+    launches similar, never linked or weighed (another template instance, another program);
+    a short name of several kernels (Kineto's CUTLASS kernels are all `Kernel2`) not even
+    that."""
     km, trace = ncu_of("lstm_basic"), kineto_trace("lstm")
     kt = trace.table("kernels")
     spelt = pa.array([f"{n} [other spelling]" for n in kt["name"].to_pylist()])
     kt = kt.set_column(kt.schema.get_field_index("name"), "name", spelt)
     by = {g.name: g for g in groups(km, Trace({**trace.tables, "kernels": kt}, trace.meta))}
     cutlass = next(g for n, g in by.items() if "Kernel2" in n)
-    assert cutlass.nsys_rows is None  # not the 936 launches of every Kernel2
+    assert cutlass.nsys_rows is None and cutlass.similar_rows is None  # every Kernel2
     rnn = next(g for n, g in by.items() if "elemWiseRNNcell" in n)
-    assert rnn.nsys_rows is not None and len(rnn.nsys_rows) == 768
+    assert rnn.nsys_rows is None and rnn.nsys_ns is None
+    assert rnn.similar_rows is not None and len(rnn.similar_rows) == 768
 
 
 @pytest.mark.parametrize("ncu_rule", ["UncoalescedGlobalAccess", "TheoreticalOccupancy"])

@@ -50,6 +50,10 @@ class LinkFacts:
     unmatched_nsys: tuple[str, ...] = ()
     nsys_kernel_rows: int = 0
     linked_rows: int = 0
+    #: ncu id -> launches of the trace that are similar but not linked
+    similar: dict[int, int] = field(default_factory=dict)
+    #: the sentence the viewer shows too (NcuLink.count_line)
+    count_line: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -61,15 +65,11 @@ class LinkFacts:
             "unmatched_nsys": list(self.unmatched_nsys),
             "nsys_kernel_rows": self.nsys_kernel_rows,
             "nsys_rows_with_ncu_result": self.linked_rows,
+            "similar_not_linked": {str(k): v for k, v in self.similar.items()},
         }
 
     def summary_line(self) -> str:
-        n = len(self.kernels) + len(self.unmatched_ncu)
-        return (
-            f"{len(self.kernels)} of {n} ncu results matched to {self.linked_rows:,} of "
-            f"{self.nsys_kernel_rows:,} kernel launches (by {self.matched_on}); "
-            f"{len(self.unmatched_ncu)} unmatched"
-        )
+        return self.count_line
 
 
 def link_facts(trace: Trace, km: KernelMetrics, link: NcuLink | None = None) -> LinkFacts:
@@ -100,4 +100,6 @@ def link_facts(trace: Trace, km: KernelMetrics, link: NcuLink | None = None) -> 
         unmatched_nsys=tuple(link.unmatched_nsys),
         nsys_kernel_rows=len(link.choice_of_row),
         linked_rows=int(link.mask.sum()),
+        similar={k: len(v) for k, v in link.similar_of.items() if k not in link.rows_of},
+        count_line=link.count_line(len(km)),
     )

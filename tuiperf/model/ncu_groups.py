@@ -4,8 +4,10 @@ A group is the profiled launches of one kernel: same mangled name, else the same
 name. With a trace (nsys or torch.profiler), each group also gets its rows in the trace's
 kernel table and their total GPU time: matched by mangled name where the trace has them
 (nsys), else by demangled name as ncu and the Itanium demangler both write it
-(`signature_key`), else by a short name that names one kernel only. The ncu rules rank
-by that weight; the ncu link starts from the same match.
+(`signature_key`) where the trace has no mangled names (torch.profiler). Nothing weaker
+links: a kernel whose short name alone matches one kernel of the trace (another template
+instance, another program) is only `similar`. The ncu rules rank by that weight; the ncu
+link starts from the same match.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class KernelGroup:
     ncu_ns: float  # summed ncu duration of the profiled launches
     nsys_ns: int | None  # total GPU time of this kernel in the nsys report
     nsys_rows: np.ndarray | None
+    #: launches of the trace with the same short name but another full name: shown as
+    #: "similar, not linked", never weighed
+    similar_rows: np.ndarray | None = None
 
     @property
     def rep(self) -> int:
@@ -107,8 +112,9 @@ def _name_index(t: pa.Table, col: str, key: Callable[[str], str]) -> tuple[np.nd
 
 
 def _weigh(by: dict[str, KernelGroup], keys: list[str], km: KernelMetrics, trace: Trace) -> None:
-    """Each group's rows and total time in the trace: by mangled name, else by demangled
-    name, else by a short name that only one demangled name of the trace has.
+    """Each group's rows and total time in the trace: by mangled name where the trace and
+    the ncu report both have them, else by demangled name; a short name that only one
+    demangled name of the trace has gives `similar_rows` only.
     `keys`: the group key of each ncu kernel row (`by_keys`)."""
     t = trace.table("kernels")
     k = km.kernels
@@ -117,23 +123,32 @@ def _weigh(by: dict[str, KernelGroup], keys: list[str], km: KernelMetrics, trace
         first.setdefault(key, i)
     mangled, demangled = k.column("mangled").to_pylist(), k.column("demangled").to_pylist()
     names = k.column("name").to_pylist()
-    tiers = [
-        (_name_index(t, "mangled_name", str), lambda i: mangled[i] or ""),
-        (
+    if has_mangled(t) and any(mangled):
+        exact = (_name_index(t, "mangled_name", str), lambda i: mangled[i] or "")
+    else:
+        exact = (
             _name_index(t, "name", signature_key),
             lambda i: signature_key(demangled[i] or names[i] or ""),
-        ),
-        (_short_index(t), lambda i: names[i] or short_name(demangled[i] or "")),
-    ]
+        )
+    (codes, index), key_of = exact
+    (s_codes, s_index) = _short_index(t)
     dur = A.ints(t, "duration")
     for key, i in first.items():
-        for (codes, index), key_of in tiers:
-            cs = index.get(key_of(i))
-            if cs:
-                rows = np.flatnonzero(np.isin(codes, cs))
-                g = by[key]
-                g.nsys_rows, g.nsys_ns = rows, int(dur[rows].sum())
-                break
+        g = by[key]
+        cs = index.get(key_of(i))
+        if cs:
+            rows = np.flatnonzero(np.isin(codes, cs))
+            g.nsys_rows, g.nsys_ns = rows, int(dur[rows].sum())
+            continue
+        cs = s_index.get(names[i] or short_name(demangled[i] or ""))
+        if cs:
+            g.similar_rows = np.flatnonzero(np.isin(s_codes, cs))
+
+
+def has_mangled(kernels: pa.Table) -> bool:
+    """The trace's kernels carry mangled names (nsys does; torch.profiler does not)."""
+    col = "mangled_name"
+    return col in kernels.column_names and kernels[col].null_count < kernels.num_rows
 
 
 def _short_index(t: pa.Table) -> tuple[np.ndarray, dict]:

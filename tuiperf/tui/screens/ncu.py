@@ -218,12 +218,7 @@ class NcuView(Horizontal):
         pane.show(self.km, kid, base, self._link_note(kid))
 
     def _link_note(self, kid: int) -> str:
-        if self.link is None:
-            return ""
-        n = len(self.link.rows_for(kid))
-        if n == 0:
-            return "no launch of this kernel in the nsys report (unmatched)"
-        return f"{n:,} launches in the nsys report; Enter jumps to them"
+        return "" if self.link is None else self.link.note_for(kid)
 
     # --- messages from the table --------------------------------------------------------
 
@@ -377,8 +372,7 @@ class NcuScreen(Screen[None]):
         t = Text(clean(self.title_text), "bold")
         t.append(f"  {len(self.km):,} profiled kernels")
         if self.link is not None:
-            found = len(self.km) - len(self.link.unmatched_ncu)
-            t.append(f" · {found:,} found in the nsys report by {self.link.matched_on}")
+            t.append(f" · {self.link.count_line(len(self.km))}")
             if self.link.unmatched_nsys:
                 t.append(f" · {len(self.link.unmatched_nsys):,} nsys kernels without ncu (u)")
         return Text(asciify(t.plain)) if self.ascii_only else t
@@ -482,10 +476,8 @@ def linked(app: TuiperfApp) -> None:
     for timeline in app.query(Timeline):
         timeline.ncu_marks = LaneMarks(link.mask)
         timeline.changed(viewport=False)
-    found = len(app.ncu) - len(link.unmatched_ncu)
     app.notify(
-        f"Nsight Compute: {found} of {len(app.ncu)} profiled kernels found in the trace "
-        f"({int(link.mask.sum()):,} launches marked). K opens the kernel list.",
+        f"Nsight Compute: {link.count_line(len(app.ncu))}. K opens the kernel list.",
         timeout=4,
         markup=False,
     )
