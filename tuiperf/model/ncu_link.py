@@ -86,6 +86,7 @@ class NcuLink:
     #: ncu kernel id -> launches that are like it but not linked (same short name only, or
     #: the same name with another grid/block)
     similar_of: dict[int, np.ndarray] = field(default_factory=dict)
+
     def similar_for(self, kernel_id: int) -> np.ndarray:
         return self.similar_of.get(kernel_id, np.zeros(0, np.int64))
 
