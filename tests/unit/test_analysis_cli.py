@@ -57,7 +57,14 @@ def test_json_is_a_list_of_findings_with_all_evidence() -> None:
     res = run(str(sqlite_path("cnn_osrt")), "--format", "json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"source", "profiled_ns", "saving_basis", "budget", "findings"}
+    assert set(doc) == {
+        "source",
+        "profiled_ns",
+        "saving_basis",
+        "budget",
+        "findings",
+        "unlinked_ncu_findings",
+    }
     data = doc["findings"]
     assert isinstance(data, list) and data
     for f in data:

@@ -60,6 +60,7 @@ def analyze(
     source = (
         trace.meta.source if trace is not None else str(getattr(ncu, "meta", {}).get("source", ""))
     )
+    findings, unlinked = _apart_unlinked(findings, ctx is not None)
     budget = _budget(ctx, checks)
     if budget is not None:
         from tuiperf.analysis.budget_rank import rank_by_budget
@@ -68,7 +69,35 @@ def analyze(
         ranked = rank_by_budget(findings, budget, unexplained=gaps)
     else:
         ranked = rank(findings, profiled)
-    return AnalysisResult(ranked, checks, profiled, source, budget)
+    return AnalysisResult(ranked, checks, profiled, source, budget, unlinked)
+
+
+def _apart_unlinked(findings: list[Finding], timeline: bool) -> tuple[list, list]:
+    """With a timeline: the ncu findings whose kernel never ran in it go apart (no saving:
+    they cannot remove any of its time), and the same ncu finding over the same launches
+    is kept once."""
+    if not timeline:
+        return findings, []
+    kept: list[Finding] = []
+    apart: list[Finding] = []
+    seen: set[tuple] = set()
+    for f in findings:
+        if f.source != SOURCE_NCU:
+            kept.append(f)
+            continue
+        rows = f.evidence.rows
+        on = rows["table"][0].as_py() if rows.num_rows else ""
+        key = (f.rule, f.title, on, tuple(rows["row"].to_pylist()))
+        if key in seen:
+            continue
+        seen.add(key)
+        if on == "kernels":
+            kept.append(f)
+        else:
+            f.est_saving_ns = None
+            apart.append(f)
+    apart.sort(key=lambda f: (-int(f.severity), -(f.own_saving_ns or 0), f.rule))
+    return kept, apart
 
 
 def _run(

@@ -198,6 +198,9 @@ class AnalysisResult:
     source: str = ""
     #: the steady-state step budget (step_budget.Budget) when the report has steps
     budget: Any = None
+    #: with a timeline: ncu findings about kernels that have no launch in it. They cannot
+    #: save any of its time, so they are not ranked with its findings but listed after.
+    unlinked: list[Finding] = field(default_factory=list)
 
     @property
     def saving_basis(self) -> str:

@@ -88,8 +88,26 @@ def print_text(
                 style="dim",
             )
         )
+    _text_unlinked(con, result)
     con.print()
     con.print(_checks_line(result))
+
+
+def _text_unlinked(con: Console, result: AnalysisResult) -> None:
+    """ncu findings about kernels the timeline never ran: one line each, after the rest."""
+    if not result.unlinked:
+        return
+    names = {f.kernel or "" for f in result.unlinked}
+    con.print(
+        Text(
+            f"\nNsight Compute results with no launch in this timeline ({len(result.unlinked)} "
+            f"findings on {len(names)} kernels; not ranked: they save none of its time):",
+            style="bold",
+        )
+    )
+    for f in result.unlinked:
+        kernel = fmt.clean(f.kernel or "", _NAME_LIMIT)
+        con.print(Text(f"  {f.severity.word:<7} {fmt.clean(f.title)}  [{f.rule}] · {kernel}"))
 
 
 def _text_finding(
@@ -184,6 +202,11 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
     shown = result.findings if not top else result.findings[:top]
     for i, f in enumerate(shown, 1):
         _md_finding(w, i, f, rows)
+    if result.unlinked:
+        w("### Nsight Compute results with no launch in this timeline (not ranked)\n\n")
+        for f in result.unlinked:
+            w(f"- {f.severity.word}: {_md(f.title)} (`{f.rule}`) · {_md(f.kernel or '')}\n")
+        w("\n")
     clean = [c.rule for c in result.checks if c.status == "clean"]
     if clean:
         w(f"Nothing to report from: {', '.join(f'`{c}`' for c in clean)}.\n")
@@ -238,4 +261,5 @@ def json_result(result: AnalysisResult, rows: int | None = None) -> dict[str, An
         "saving_basis": result.saving_basis,
         "budget": None if result.budget is None else result.budget.to_json(),
         "findings": json_findings(result, rows),
+        "unlinked_ncu_findings": [f.to_json(max_rows=rows) for f in result.unlinked],
     }

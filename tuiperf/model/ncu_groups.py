@@ -2,12 +2,13 @@
 
 A group is the profiled launches of one kernel: same mangled name, else the same normalised
 name. With a trace (nsys or torch.profiler), each group also gets its rows in the trace's
-kernel table and their total GPU time: matched by mangled name where the trace has them
-(nsys), else by demangled name as ncu and the Itanium demangler both write it
-(`signature_key`) where the trace has no mangled names (torch.profiler). Nothing weaker
-links: a kernel whose short name alone matches one kernel of the trace (another template
-instance, another program) is only `similar`. The ncu rules rank by that weight; the ncu
-link starts from the same match.
+kernel table and their total GPU time: the launches of the same kernel (by mangled name
+where the trace has them, as nsys does; else by demangled name as ncu and the Itanium
+demangler both write it, `signature_key`) with the grid and block of a profiled launch.
+Nothing weaker counts: the same kernel with another launch configuration (ncu's figures
+describe one), or a kernel whose short name alone matches one of the trace's (another
+template instance, another program), is only `similar`. The ncu rules rank by that
+weight; the ncu link starts from the same match.
 """
 
 from __future__ import annotations
@@ -133,16 +134,49 @@ def _weigh(by: dict[str, KernelGroup], keys: list[str], km: KernelMetrics, trace
     (codes, index), key_of = exact
     (s_codes, s_index) = _short_index(t)
     dur = A.ints(t, "duration")
+    launch = _launch_configs(trace)
     for key, i in first.items():
         g = by[key]
         cs = index.get(key_of(i))
         if cs:
             rows = np.flatnonzero(np.isin(codes, cs))
-            g.nsys_rows, g.nsys_ns = rows, int(dur[rows].sum())
+            same = _same_config(rows, launch, [_config(km, kid) for kid in g.ids])
+            if len(same):
+                g.nsys_rows, g.nsys_ns = same, int(dur[same].sum())
+            other = np.setdiff1d(rows, same)
+            g.similar_rows = other if len(other) else None
             continue
         cs = s_index.get(names[i] or short_name(demangled[i] or ""))
         if cs:
             g.similar_rows = np.flatnonzero(np.isin(s_codes, cs))
+
+
+_DIMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+
+
+def _launch_configs(trace: Trace) -> np.ndarray | None:
+    """Per kernel row: grid and block, (rows, 6); None when the trace lacks them."""
+    t = trace.table("kernels", list(_DIMS)) if trace.has("kernels") else None
+    if t is None or any(d not in t.column_names for d in _DIMS):
+        return None
+    return np.stack([A.ints(t, d, -1) for d in _DIMS], axis=1)
+
+
+def _config(km: KernelMetrics, kid: int) -> tuple[int, ...] | None:
+    k = km.kernel(kid)
+    return None if k.grid is None or k.block is None else (*k.grid, *k.block)
+
+
+def _same_config(
+    rows: np.ndarray, launch: np.ndarray | None, configs: list[tuple[int, ...] | None]
+) -> np.ndarray:
+    """The rows launched with the grid and block of one of the profiled launches (all of
+    them when either side does not know its launch configurations)."""
+    if launch is None or any(c is None for c in configs):
+        return rows
+    want = np.array(configs, np.int64)
+    hit = (launch[rows][:, None, :] == want[None, :, :]).all(axis=2).any(axis=1)
+    return rows[hit]
 
 
 def has_mangled(kernels: pa.Table) -> bool:

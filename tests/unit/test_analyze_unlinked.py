@@ -1,0 +1,54 @@
+"""`analyze TIMELINE NCU` with an ncu report of another program: its findings about kernels
+the timeline never ran are listed apart, after the timeline's, with no saving; none twice."""
+
+from __future__ import annotations
+
+import io
+import lzma
+from pathlib import Path
+
+import pytest
+
+from tuiperf.analysis.engine import analyze
+from tuiperf.analysis.findings import SOURCE_NCU
+from tuiperf.analysis.render import print_text
+from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model.metrics import KernelMetrics
+
+pytest.importorskip("ncu_report")
+
+NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
+
+
+def _ncu(name: str, tmp: Path) -> KernelMetrics:
+    path = tmp / f"{name}.ncu-rep"
+    path.write_bytes(lzma.decompress((NCU / f"{name}.ncu-rep.xz").read_bytes()))
+    return open_ncu(path, OpenOptions(use_cache=False))
+
+
+def test_other_programs_ncu_findings_go_apart(nsys_dir: Path, tmp_path: Path) -> None:
+    trace = open_trace(nsys_dir / "vit_amp.sqlite", OpenOptions(use_cache=False))
+    res = analyze(trace, _ncu("lstm_basic", tmp_path))
+    ranked_ncu = [f for f in res.findings if f.source == SOURCE_NCU]
+    assert res.unlinked  # the LSTM report's findings are there, apart
+    assert not ranked_ncu  # none of its kernels has a launch with its grid/block in the ViT
+    assert all(f.est_saving_ns is None for f in res.unlinked)
+    keys = [(f.rule, f.title, tuple(f.evidence.rows["row"].to_pylist())) for f in res.unlinked]
+    assert len(keys) == len(set(keys))
+    out = io.StringIO()
+    print_text(out, res, width=200)
+    text = out.getvalue()
+    apart = text.index("Nsight Compute results with no launch in this timeline")
+    assert apart > text.index(" 1. ")  # after the timeline's findings
+
+
+def test_same_programs_ncu_findings_are_ranked(nsys_dir: Path, tmp_path: Path) -> None:
+    trace = open_trace(nsys_dir / "vit_range.sqlite", OpenOptions(use_cache=False))
+    res = analyze(trace, _ncu("vit_full", tmp_path))
+    assert not res.unlinked
+    ranked_ncu = [f for f in res.findings if f.source == SOURCE_NCU]
+    assert ranked_ncu and all(f.evidence.rows["table"][0].as_py() == "kernels" for f in ranked_ncu)
+    assert any(f.est_saving_ns for f in ranked_ncu)
+    keys = [(f.rule, f.title, tuple(f.evidence.rows["row"].to_pylist())) for f in ranked_ncu]
+    assert len(keys) == len(set(keys))
