@@ -52,3 +52,20 @@ def test_same_programs_ncu_findings_are_ranked(nsys_dir: Path, tmp_path: Path) -
     assert any(f.est_saving_ns for f in ranked_ncu)
     keys = [(f.rule, f.title, tuple(f.evidence.rows["row"].to_pylist())) for f in ranked_ncu]
     assert len(keys) == len(set(keys))
+
+
+def test_savings_say_what_they_are_a_share_of(nsys_dir: Path, tmp_path: Path) -> None:
+    """A % of the whole capture (start-up included) beside a % of step time misled: each
+    report says its whole, and every saving names it."""
+    alone = analyze(None, _ncu("vit_full", tmp_path))
+    assert alone.saving_basis == "the profiled kernels' summed duration"
+    total = alone.profiled_ns  # the summed ncu durations
+    f = next(f for f in alone.findings if f.est_saving_ns)
+    assert f.est_saving_pct == round(100.0 * f.est_saving_ns / total, 2)
+    trace = open_trace(nsys_dir / "vit_range.sqlite", OpenOptions(use_cache=False))
+    res = analyze(trace)
+    assert res.saving_basis.startswith("steady-state step time")
+    out = io.StringIO()
+    print_text(out, res, width=300)
+    assert "% of steady-state step time)" in out.getvalue()
+    assert "Findings by the share of steady-state step time" in out.getvalue()

@@ -69,7 +69,7 @@ def analyze(
         ranked = rank_by_budget(findings, budget, unexplained=gaps)
     else:
         ranked = rank(findings, profiled)
-    return AnalysisResult(ranked, checks, profiled, source, budget, unlinked)
+    return AnalysisResult(ranked, checks, profiled, source, budget, unlinked, trace is None)
 
 
 def _apart_unlinked(findings: list[Finding], timeline: bool) -> tuple[list, list]:

@@ -201,13 +201,17 @@ class AnalysisResult:
     #: with a timeline: ncu findings about kernels that have no launch in it. They cannot
     #: save any of its time, so they are not ranked with its findings but listed after.
     unlinked: list[Finding] = field(default_factory=list)
+    #: an Nsight Compute report alone: savings are shares of its kernels' summed duration
+    ncu_only: bool = False
 
     @property
     def saving_basis(self) -> str:
         """What est_saving_pct is a share of."""
-        if self.budget is None:
-            return "profiled time"
-        return f"steady-state step time ({self.budget.n_steady} steps)"
+        if self.budget is not None:
+            return f"steady-state step time ({self.budget.n_steady} steps)"
+        if self.ncu_only:
+            return "the profiled kernels' summed duration"
+        return "profiled time (no training steps found: the whole capture)"
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

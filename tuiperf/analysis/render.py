@@ -45,7 +45,7 @@ def saving_text(f: Finding, basis: str = "") -> str:
     """'~12 ms (4.1%)', or with `basis` '~12 ms (4.1% of steady-state step time)'."""
     if f.est_saving_ns is None:
         return "—"
-    of = f" of {basis.split(' (')[0]}" if basis else ""
+    of = f" of {basis.split(' (')[0]}" if basis else ""  # "(…)" says more than fits here
     pct = f" ({f.est_saving_pct:.2g}%{of})" if f.est_saving_pct is not None else ""
     return f"~{fmt.duration(f.est_saving_ns)}{pct}"
 
@@ -74,6 +74,7 @@ def print_text(
 
         con.print()
         con.print(Padding(renderable(result.budget, 60, ascii_only), (0, 0, 0, 1)))
+    if result.findings:
         con.print(
             Text(f"\nFindings by the share of {result.saving_basis} each can remove:", style="bold")
         )
@@ -196,12 +197,13 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
         for i, f in enumerate(result.findings, 1):
             w(
                 f"| {i} | {f.severity.glyph()} {f.severity.word} | {_md(f.title)} (`{f.rule}`) | "
-                f"{saving_text(f)} | {f.count:,} | {SOURCE_LABELS.get(f.source, f.source)} |\n"
+                f"{saving_text(f, result.saving_basis)} | {f.count:,} | "
+                f"{SOURCE_LABELS.get(f.source, f.source)} |\n"
             )
         w("\n")
     shown = result.findings if not top else result.findings[:top]
     for i, f in enumerate(shown, 1):
-        _md_finding(w, i, f, rows)
+        _md_finding(w, i, f, rows, result.saving_basis)
     if result.unlinked:
         w("### Nsight Compute results with no launch in this timeline (not ranked)\n\n")
         for f in result.unlinked:
@@ -229,9 +231,9 @@ def _md_budget(w: Any, result: AnalysisResult) -> None:
     w(f"\nSavings are shares of {result.saving_basis}.\n\n")
 
 
-def _md_finding(w: Any, i: int, f: Finding, rows: int) -> None:
+def _md_finding(w: Any, i: int, f: Finding, rows: int, basis: str = "") -> None:
     w(f"### {i}. {f.severity.glyph()} {f.severity.word}: {_md(f.title)} (`{f.rule}`)\n\n")
-    w(f"*Scope:* {_md(f.scope.text(), _NAME_LIMIT)} · *est. saving:* {saving_text(f)}\n\n")
+    w(f"*Scope:* {_md(f.scope.text(), _NAME_LIMIT)} · *est. saving:* {saving_text(f, basis)}\n\n")
     w(_md(f.message) + "\n\n")
     if f.fix.text:
         w(f"**Fix:** {_md(f.fix.text)}\n\n")
