@@ -6,9 +6,9 @@ import pyarrow as pa
 import pytest
 
 from tests.unit.test_analysis_support import ctx_of, kineto_trace, ncu_of, trace_of
-from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
+from tuiperf.analysis.kernel_levers import fix_for_kernel
 from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU
 from tuiperf.model.ncu_groups import groups, signature_key
 from tuiperf.model.trace import Trace
@@ -128,7 +128,9 @@ def test_tuiperf_reading_and_ncu_rule_are_one_finding(ncu_rule: str) -> None:
     assert len(conv) == 1
     (f,) = conv
     assert f.source == "ncu" and f.metrics["tuiperf_rule"] == mine
-    assert f.fix.text == fixes.fix_for(mine).text and f.fix.snippet  # the PyTorch-level fix
+    # the PyTorch-level fix for this kind of kernel: a cuDNN convolution, so its layout/dtype
+    assert f.fix.text == fix_for_kernel(mine, f.kernel or "").text and f.fix.snippet
+    assert "cuDNN library code" in f.fix.text
     assert f.evidence.rows["table"][0].as_py() == "kernels"
     assert "ncu:" in f.message and not f.message.startswith("void ")
     own = {(f.kernel, f.est_saving_ns) for f in res.findings if f.rule.startswith("ncu:")}

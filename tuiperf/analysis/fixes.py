@@ -21,6 +21,7 @@ TITLES: dict[str, str] = {
     "copy_bound": "Copy-bound: the GPU spends the step on transfers",
     "idle_unexplained": "GPU idle time no rule explains",
     "layout_conversion": "NCHW↔NHWC layout conversion kernels",
+    "top_kernel": "The kernel with the most GPU time",
     "fp32_no_tensor_cores": "FP32 GEMM/conv kernels without tensor cores",
     "tiny_optimizer_kernels": "Many tiny optimizer kernels",
     "alloc_churn": "cudaMalloc/cudaFree inside training steps",

@@ -33,6 +33,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
+from tuiperf.analysis.kernel_levers import fix_for_kernel
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.metrics import KernelMetrics, RuleResult, render_message
@@ -105,6 +106,7 @@ def _finding(
     fix: Fix | None = None,
 ) -> Finding:
     ev = _evidence(km, g, ctx)
+    fix = fix or fix_for_kernel(rule, g.name)
     saving = None if speedup_pct is None else int(g.weight_ns() * speedup_pct / 100.0)
     if g.nsys_ns is not None and ctx is not None and ctx.kernel_time_ns:
         metrics = {**metrics, "share_of_gpu_time": round(g.nsys_ns / ctx.kernel_time_ns, 4)}
@@ -113,7 +115,7 @@ def _finding(
         title=title or fixes.title_for(rule),
         severity=sev,
         message=msg,
-        fix=fix or fixes.fix_for(rule),
+        fix=fix,
         scope=Scope(SCOPE_KERNEL, g.name),
         source=SOURCE_NCU,
         count=len(ev),
@@ -173,7 +175,7 @@ def _own(
         msg += f" (ncu estimates a {speedup:.1f}% {rs[0].speedup_type or ''} speedup.)"
     msg += _weight_note(g, ctx)
     focus = {f.metric: f.value for f in rs[0].focus}
-    fix = Fix(f"See ncu's {rs[0].section_id} section for this kernel; " + _pytorch_hint(rid))
+    fix = fix_for_kernel(rid, g.name, rs[0].section_id)
     return _finding(
         km,
         ctx,
@@ -186,19 +188,6 @@ def _own(
         title=f"{title or rid} (ncu)" if title else rid,
         fix=fix,
     )
-
-
-def _pytorch_hint(rid: str) -> str:
-    for key, rule in (
-        ("Occupancy", "occupancy_limited"),
-        ("Uncoalesced", "uncoalesced_access"),
-        ("CacheAccess", "uncoalesced_access"),
-        ("LaunchConfiguration", "tail_effect"),
-        ("SOL", "latency_bound"),
-    ):
-        if key in rid:
-            return fixes.fix_for(rule).text
-    return "the rule's message names the metric to improve."
 
 
 # -- tuiperf's readings of the sections --------------------------------------------------

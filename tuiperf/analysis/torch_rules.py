@@ -25,6 +25,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
+from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_kind
 from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -386,6 +387,42 @@ def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:
     )
 
 
+def top_kernel(ctx: Ctx) -> list[Finding]:
+    """The kernel with the most GPU time gets a line, problem or not: its share, its kind
+    of code and the change that acts on it (other rules say when something is wrong)."""
+    k = ctx.table("kernels")
+    if k.num_rows == 0 or not ctx.kernel_time_ns:
+        raise Skip("no kernels in this report")
+    codes, names = A.codes(k, "name")
+    dur = A.ints(k, "duration")
+    ok = codes >= 0
+    time = np.bincount(codes[ok], weights=dur[ok], minlength=len(names))
+    top = int(np.argmax(time))
+    rows = np.flatnonzero(codes == top)
+    share = float(time[top]) / ctx.kernel_time_ns
+    short = str(A.strings(k, "short_name")[rows[0]] or names[top])
+    kind = kernel_kind(names[top])
+    msg = (
+        f"{short} takes the most GPU time of any kernel: {fmt.duration(int(time[top]))}, "
+        f"{share:.1%} of kernel time ({len(rows):,} launches, "
+        f"{fmt.duration(int(time[top]) // len(rows))} each on average). The fix below is "
+        "the largest lever on it, whether or not another finding names a problem in it."
+    )
+    ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
+    found = _finding(
+        "top_kernel",
+        Severity.INFO,
+        msg,
+        Scope(SCOPE_KERNEL, names[top]),
+        ev,
+        None,
+        {"share_of_kernel_time": round(share, 4), "launches": len(rows), "kind": kind},
+        kernels=(names[top],),
+    )
+    found.fix = fix_for_kernel("general", names[top])
+    return [found]
+
+
 # -- optimizer ---------------------------------------------------------------------------
 def _optimizer_windows(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
     nv = ctx.table("nvtx")
@@ -481,4 +518,5 @@ RULES: dict[str, Rule] = {
     "fp32_no_tensor_cores": fp32_no_tensor_cores,
     "tiny_optimizer_kernels": tiny_optimizer_kernels,
     "alloc_churn": alloc_churn,
+    "top_kernel": top_kernel,
 }
