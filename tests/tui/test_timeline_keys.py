@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tui.pilot_helpers import ready, select, settle, sync
+from tests.tui.pilot_helpers import ready, screen_lines, select, settle, sync
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.same_name import next_same_name
 from tuiperf.tui.app import TuiperfApp
@@ -67,3 +67,28 @@ async def test_3_focuses_the_fixes_list_when_it_shows() -> None:
         assert "enter" in {
             k for k, b in app.screen.active_bindings.items() if b.node is app.focused
         }
+
+
+@sync
+async def test_base_names_toggle_in_the_events_table() -> None:
+    """`B`: `void at::native::elementwise_kernel<128, 2, …>(int, T3)` read three times in a
+    row; as base names the table shows `elementwise_kernel<…>`."""
+    app = TuiperfApp(SAMPLE, OpenOptions(use_cache=False), name="vit_range")
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = await ready(pilot)
+        await pilot.press("2")
+        full = "\n".join(_table_rows(app))
+        assert "void at::native::" in full and "elementwise_kernel<…>" not in full
+        await pilot.press("B")
+        await settle(pilot)
+        short = "\n".join(_table_rows(app))
+        assert "elementwise_kernel<…>" in short and "void at::" not in short
+        await pilot.press("S")  # the summary too
+        await settle(pilot)
+        assert "elementwise_kernel<…>" in "\n".join(screen_lines(app))
+        assert table.state.base_names
+
+
+def _table_rows(app: TuiperfApp) -> list[str]:
+    """The events table's rows on screen (they start with a start time in seconds)."""
+    return [ln for ln in screen_lines(app) if ln.lstrip("│ ").startswith("0.0")]

@@ -41,3 +41,20 @@ def test_api_and_nvtx_by_name_and_tables_without_names(nsys_dir: Path) -> None:
     nxt = next_same_name(trace, "nvtx", step, 1)
     assert nxt is not None and text[nxt].as_py() == "forward"
     assert next_same_name(trace, "memcpy", 0, 1) is None
+
+
+def test_base_names() -> None:
+    from tuiperf.model.ncu_names import base_name
+
+    long = (
+        "void at::native::elementwise_kernel<128, 2, void at::native::gpu_kernel_impl_nocast<"
+        "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase &)::[lambda() (instance 3)]>"
+        "(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)"
+    )
+    assert base_name(long) == "elementwise_kernel<…>"
+    assert base_name("void elemWiseRNNcell<float, float, float, 2, 2>(int, int)") == (
+        "elemWiseRNNcell<…>"
+    )
+    assert base_name("void foo(int)") == "foo"
+    for plain in ("sm90_xmma_gemm_f32f32_tf32", "cudaLaunchKernel_v7000", "step 3", ""):
+        assert base_name(plain) == plain

@@ -87,6 +87,8 @@ class EventsState:
         self.summary_mode = False
         #: a sort keeps the cursor on its row (else a new order shows from its top)
         self.follow = False
+        #: names shown as base names (`elementwise_kernel<…>`) instead of in full
+        self.base_names = False
         #: the timeline's visible window [start, end) ns; it filters while `window_only`
         self.window: tuple[int, int] | None = None
         self.window_only = False

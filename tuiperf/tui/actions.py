@@ -610,6 +610,15 @@ REGISTRY: tuple[Key, ...] = (
     ),
     Key("events.reverse", "r", "reverse", "Reverse the sort", "events", "sort", None),
     Key(
+        "events.base_names",
+        "B",
+        "toggle_base_names",
+        "Base names",
+        "events",
+        "view",
+        "names in full or as base names (no namespaces, template arguments)",
+    ),
+    Key(
         "events.follow",
         "F",
         "toggle_follow",

@@ -210,7 +210,9 @@ class EventsTable(Vertical):
         self._set_busy(None)
         if done.summary is not None:
             key, desc = self.state.summary_sort[self.kind]
-            self.body.set_rows(SummaryRows(done.summary, self.ascii_only), cursor, key, desc)
+            summary = SummaryRows(done.summary, self.ascii_only)
+            summary.base_names = self.state.base_names
+            self.body.set_rows(summary, cursor, key, desc)
         else:
             q = self.query_now
             self.body.set_rows(self._event_rows(done.view), cursor, q.sort, q.descending)
@@ -225,7 +227,16 @@ class EventsTable(Vertical):
         rows = EventRows(view, self._cache, self.ascii_only)
         link = getattr(self.app, "ncu_link", None)  # issue 7: which kernels ncu profiled
         rows.ncu_mask = None if link is None else link.mask
+        rows.base_names = self.state.base_names
         return rows
+
+    def action_toggle_base_names(self) -> None:
+        """Long templated kernel names in full, or as base names (`elementwise_kernel<…>`);
+        the details panel always shows the full name."""
+        self.state.base_names = not self.state.base_names
+        if self.body.rows is not None:
+            self.body.rows.base_names = self.state.base_names
+            self.body.refresh()
 
     def _failed(self, gen: int, message: str, toast: bool = False) -> None:
         if not self.state.is_current(gen):

@@ -14,6 +14,7 @@ from rich.cells import cell_len, set_cell_size
 from textual.cache import LRUCache
 
 from tuiperf.model import columns as cols
+from tuiperf.model.ncu_names import base_name
 from tuiperf.model.query import NameSummary, View
 
 #: formatted rows kept per table
@@ -49,6 +50,8 @@ class EventRows:
         self._index = {s.key: i for i, s in enumerate(self.specs)}
         #: kernels with an Nsight Compute result (per trace row, `NcuLink.mask`), or None
         self.ncu_mask: np.ndarray | None = None
+        #: names shown as base names (`elementwise_kernel<…>`), not in full
+        self.base_names = False
 
     def columns(self, width: int) -> list[Col]:
         shown = [Col(s.key, s.header, s.width, s.right, s.fmt) for s in cols.fit(self.specs, width)]
@@ -68,7 +71,10 @@ class EventRows:
         if full is None:
             full = self._format(row)
             self.cache.set((self.kind, row), full)
-        return [self._ncu(row) if c.key == "ncu" else full[self._index[c.key]] for c in shown]
+        out = [self._ncu(row) if c.key == "ncu" else full[self._index[c.key]] for c in shown]
+        if self.base_names:
+            out = [base_name(v) if c.key == "name" else v for v, c in zip(out, shown, strict=True)]
+        return out
 
     def _ncu(self, row: int) -> str:
         mask = self.ncu_mask
@@ -87,6 +93,7 @@ class SummaryRows:
         self.kind = summary.kind
         self.specs = cols.summary_columns(self.kind)
         self.ascii_only = ascii_only
+        self.base_names = False
 
     def columns(self, width: int) -> list[Col]:
         out = [Col(s.key, s.header, s.width, s.fmt != "name" and s.fmt != "text", s.fmt)
@@ -107,8 +114,11 @@ class SummaryRows:
     def cells(self, pos: int, shown: list[Col]) -> list[str]:
         g = self.row_id(pos)
         specs = {s.key: s for s in self.specs}
-        return [cols.summary_cell(specs[c.key], self.summary.value(c.key, g), self.ascii_only)
-                for c in shown]  # fmt: skip
+        out = [cols.summary_cell(specs[c.key], self.summary.value(c.key, g), self.ascii_only)
+               for c in shown]  # fmt: skip
+        if self.base_names:
+            out = [base_name(v) if c.key == "name" else v for v, c in zip(out, shown, strict=True)]
+        return out
 
 
 Rows = EventRows | SummaryRows
