@@ -258,8 +258,10 @@ class AdvicePanel(Vertical):
         ]
         if f.fix.text:
             lines.append(Text.assemble(("Fix: ", "bold green"), self._t(f.fix.text)))
-        for code in f.fix.snippet.splitlines():  # a wrapped line stays inside the block
-            lines.append(Padding(self._text(code, "italic"), (0, 0, 0, 2)))
+        for code in f.fix.snippet.splitlines():  # code: never re-wrapped, cut with an ellipsis
+            cut = "crop" if self.ascii_only else "ellipsis"  # Rich's ellipsis is "…"
+            text = Text(self._t(code), style="italic", no_wrap=True, overflow=cut)
+            lines.append(Padding(text, (0, 0, 0, 2)))
         return Group(*lines)
 
     def _evidence(self, hit: Hit, f: Finding) -> list[Option]:
