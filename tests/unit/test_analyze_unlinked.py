@@ -69,3 +69,22 @@ def test_savings_say_what_they_are_a_share_of(nsys_dir: Path, tmp_path: Path) ->
     print_text(out, res, width=300)
     assert "% of steady-state step time)" in out.getvalue()
     assert "Findings by the share of steady-state step time" in out.getvalue()
+
+
+def test_evidence_numbers_are_never_cut(nsys_dir: Path) -> None:
+    """A capture of minutes has starts like `155.370 s`; at 80 columns they were cut."""
+    import numpy as np
+    from rich.console import Console
+
+    from tuiperf.analysis.findings import Evidence, Finding, Fix, Scope, Severity
+    from tuiperf.analysis.render import _evidence_table
+
+    ev = Evidence.build(
+        "kernels", np.array([1, 2]), np.array([155_370_123_456, 1_234_567_890_123]),
+        np.array([1000, 2000]), {"name": np.array(["x" * 200, "y" * 200])}, {"name": "Kernel"},
+    )  # fmt: skip
+    f = Finding("r", "t", Severity.INFO, "m", Fix(""), Scope("report"), "tuiperf", 2, ev)
+    con = Console(width=60, record=True, file=io.StringIO())
+    con.print(_evidence_table(f, 5))
+    text = con.export_text()
+    assert "155.370 s" in text and "1234.568 s" in text, text

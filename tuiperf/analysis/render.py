@@ -147,19 +147,22 @@ def _header(f: Finding, c: str) -> str:
 
 def _evidence_table(f: Finding, rows: int) -> Padding:
     cols = _columns(f)
+    cells = [[_cell(c, r[c]) for c in cols] for r in f.evidence.head(rows)]
     t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", show_edge=False)
-    for c in cols:
+    for i, c in enumerate(cols):
         wide = c in _TEXT_COLS
+        # numbers are never cut ("155.370…" hid the time): as wide as their widest cell
+        need = max([len(_header(f, c)), *(len(row[i]) for row in cells)])
         t.add_column(
             _header(f, c),
             justify="left" if wide else "right",
             overflow="ellipsis",
             no_wrap=True,
             ratio=1 if c in ("api", "name") else None,
-            min_width=None if wide else max(len(_header(f, c)), 8),
+            min_width=None if wide else need,
         )
-    for r in f.evidence.head(rows):
-        t.add_row(*[Text(_cell(c, r[c])) for c in cols])
+    for row in cells:
+        t.add_row(*[Text(v) for v in row])
     more = len(f.evidence) - rows
     body = Group(t, Text(f"… {more:,} more rows", style="dim")) if more > 0 else t
     return Padding(body, (0, 0, 0, 6))
