@@ -16,6 +16,7 @@ class StatusLine(Static):
         self.lane = ""
         self.range = ""
         self.hint = "? help · q quit" if not ascii_only else "? help | q quit"
+        self.ellipsis = "~" if ascii_only else "…"
 
     def set_view(self, scale: str, lane: str) -> None:
         self.scale, self.lane = scale, lane
@@ -25,9 +26,28 @@ class StatusLine(Static):
         self.range = text
         self._show()
 
+    def on_resize(self) -> None:
+        self._show()
+
     def _show(self) -> None:
-        parts = [self.scale, self.lane]
-        if self.range:
-            parts.append(self.range)
-        parts.append(self.hint)
-        self.update(Text(self.sep.join(p for p in parts if p), no_wrap=True, overflow="ellipsis"))
+        width = self.size.width or 200
+        parts = (self.scale, self.lane, self.range, self.hint)
+        line = fit_status(*parts, self.sep, width, self.ellipsis)
+        self.update(Text(line, no_wrap=True, overflow="ellipsis"))
+
+
+def fit_status(
+    scale: str, lane: str, rng: str, hint: str, sep: str, width: int, ellipsis: str = "…"
+) -> str:
+    """The status line in `width` cells: the key hint goes first, then the lane label is
+    shortened; the window, scale and marked range stay whole."""
+    parts = [p for p in (scale, lane, rng, hint) if p]
+    if len(sep.join(parts)) <= width:
+        return sep.join(parts)
+    parts = [p for p in (scale, lane, rng) if p]
+    line = sep.join(parts)
+    if len(line) <= width or not lane:
+        return line
+    room = width - len(line) + len(lane)
+    short = lane[: max(room - 1, 1)] + ellipsis if room > 4 else ""
+    return sep.join(p for p in (scale, short, rng) if p)
