@@ -125,6 +125,8 @@ def load_ncu_rep(
     path: Path, progress: OnProgress | None = None
 ) -> tuple[dict[str, pa.Table], dict[str, Any]]:
     """The four KernelMetrics tables and the report's meta data."""
+    if progress is not None:
+        progress(Progress("open report", detail=path.name))
     ctx = open_context(path)
     acts = actions(ctx)
     if not acts:
@@ -133,7 +135,7 @@ def load_ncu_rep(
         n: {} for n in ("kernels", "sections", "metrics", "rules")
     }
     for kid, a in enumerate(acts):
-        if progress is not None and kid % 10 == 0:
+        if progress is not None:  # per result: the viewer shows it and can cancel here
             progress(Progress("read kernel", kid + 1, len(acts)))
         _append(cols["kernels"], _kernel_row(kid, a))
         secs = _sections(a)
@@ -160,7 +162,10 @@ def load_ncu_rep(
 def _append(cols: dict[str, list[Any]], row: dict[str, Any]) -> None:
     n = len(next(iter(cols.values()))) if cols else 0
     for k, v in row.items():
-        cols.setdefault(k, [None] * n).append(v)
+        col = cols.get(k)
+        if col is None:  # a column first seen now: null in the rows before
+            col = cols[k] = [None] * n
+        col.append(v)
 
 
 def _sections(a: NcuAction) -> list[NcuSection]:

@@ -163,13 +163,17 @@ class TuiperfApp(App[int]):
                 report("read tables", step.fraction, step.detail)
             elif step.phase == "write cache":
                 report("read tables", 1.0, "write cache")
+            elif step.phase == "read kernel":  # an Nsight Compute report, result by result
+                report("open report", step.fraction, str(step))
             else:
                 report("open report", 0.5, str(step))
+
+        ncu_opts = replace(self.opts, progress=from_loader)
 
         try:
             report("open report", 0.0)
             if self.path is None and self.ncu_path is not None:
-                self.ncu = ncu_screen.load_ncu(self.ncu_path, self.opts)
+                self.ncu = ncu_screen.load_ncu(self.ncu_path, ncu_opts)
                 self.call_from_thread(ncu_screen.open_alone, self)
                 return
             trace = self.trace
@@ -181,7 +185,7 @@ class TuiperfApp(App[int]):
             index = NvtxIndex(trace)
             if self.ncu_path is not None:
                 report("index lanes", 1.0, "match Nsight Compute kernels")
-                self.ncu, self.ncu_link = ncu_screen.load_linked(self.ncu_path, self.opts, trace)
+                self.ncu, self.ncu_link = ncu_screen.load_linked(self.ncu_path, ncu_opts, trace)
             report("draw", 0.0)
         except LoadCancelled:
             return

@@ -259,8 +259,9 @@ class AdvicePanel(Vertical):
         if f.fix.text:
             lines.append(Text.assemble(("Fix: ", "bold green"), self._t(f.fix.text)))
         for code in f.fix.snippet.splitlines():  # code: never re-wrapped, cut with an ellipsis
-            cut = "crop" if self.ascii_only else "ellipsis"  # Rich's ellipsis is "…"
-            text = Text(self._t(code), style="italic", no_wrap=True, overflow=cut)
+            text = Text(self._t(code), style="italic", no_wrap=True, overflow="ellipsis")
+            if self.ascii_only:  # Rich's ellipsis is "…"
+                text.overflow = "crop"
             lines.append(Padding(text, (0, 0, 0, 2)))
         return Group(*lines)
 
