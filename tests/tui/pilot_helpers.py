@@ -178,3 +178,14 @@ def ncu_reports() -> Path:
 def ncu_report(name: str) -> Path:
     """The bundled `<name>.ncu-rep` (e.g. "vit_full"), decompressed."""
     return ncu_reports() / f"{name}.ncu-rep"
+
+
+def plain(renderable: object) -> str:
+    """A Rich renderable as the text a 60-column terminal shows."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=60, file=io.StringIO(), record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import functools
-import io
 
 import pytest
-from rich.console import Console
 
 from tests.conftest import nsys_report
 from tests.tui.pilot_helpers import advice_app as make_app
 from tests.tui.pilot_helpers import advice_ready as ready
-from tests.tui.pilot_helpers import evidence_row, finding_no, ncu_report, select, sync
+from tests.tui.pilot_helpers import evidence_row, finding_no, ncu_report, plain, select, sync
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import SOURCE_NCU
 from tuiperf.load.open import OpenOptions, open_trace
@@ -28,12 +26,6 @@ def expected_rules() -> list[str]:
     """What `tuiperf analyze` ranks for the same report (the panel must not re-rank)."""
     trace = open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
     return [f.rule for f in analyze(trace).findings]
-
-
-def plain(renderable: object) -> str:
-    console = Console(width=60, file=io.StringIO(), record=True, color_system=None)
-    console.print(renderable)
-    return console.export_text()
 
 
 def title(adv: AdvicePanel) -> str:

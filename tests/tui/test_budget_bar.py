@@ -3,8 +3,10 @@ selected, and hides it for a selected event."""
 
 from __future__ import annotations
 
-from tests.tui.test_advice import make_app, plain, ready, select, sync
-from tests.unit.test_analysis_support import trace_of
+from tests.support.analysis import trace_of
+from tests.tui.pilot_helpers import advice_app as make_app
+from tests.tui.pilot_helpers import advice_ready as ready
+from tests.tui.pilot_helpers import plain, select, sync
 from tuiperf.analysis.budget_text import GLYPH, cells
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import step_budget

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 import pyarrow as pa
 
-from tests.unit.test_analysis_support import ncu_of, trace_of
+from tests.support.analysis import ncu_of, trace_of
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.unit.test_analysis_support import ncu_path, sqlite_path
+from tests.support.analysis import ncu_path, sqlite_path
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
     SOURCE_TUIPERF,
@@ -179,7 +179,7 @@ def test_percentages_are_of_the_profiled_span() -> None:
     """h100_2gpu_1s: the session ran 296 s, the trace's events span 969 ms. Its steps (found
     from the kernel pattern) make savings shares of steady-state step time; a report
     without steps has them as shares of the profiled span."""
-    from tests.unit.test_analysis_support import ctx_of
+    from tests.support.analysis import ctx_of
     from tuiperf.analysis.rank import rank
     from tuiperf.analysis.torch_rules import RULES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from tests.unit.test_analysis_support import ctx_of, kineto_trace, ncu_of, trace_of
+from tests.support.analysis import ctx_of, kineto_trace, ncu_of, trace_of
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import fix_for_kernel

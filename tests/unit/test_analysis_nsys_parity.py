@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_analysis_support import FIXTURES, ctx_of, reference
+from tests.support.analysis import FIXTURES, ctx_of, reference
 from tuiperf.analysis.findings import Finding
 from tuiperf.analysis.nsys_rules import RULES, NsysOptions, sqlite_round1
 

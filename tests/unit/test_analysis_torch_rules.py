@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unit.test_analysis_support import ctx_of, kineto_trace, trace_of, without
+from tests.support.analysis import ctx_of, kineto_trace, trace_of, without
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import Skip
 from tuiperf.analysis.torch_rules import RULES

@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-from tests.unit.test_analysis_support import sqlite_path, trace_of
+from tests.support.analysis import sqlite_path, trace_of
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import PARTS, step_budget
 
@@ -62,7 +62,7 @@ def test_markdown_has_the_budget_table() -> None:
 
 
 def test_no_steps_no_budget() -> None:
-    from tests.unit.test_analysis_support import without
+    from tests.support.analysis import without
     from tuiperf.analysis.engine import analyze
 
     res = analyze(without(trace_of("vit_range"), "nvtx", "kernels"))

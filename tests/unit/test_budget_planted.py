@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.unit.test_step_budget import _gpu_spans, _union_ns
+from tests.support.intervals import gpu_spans as _gpu_spans
+from tests.support.intervals import union_ns as _union_ns
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.step_budget import BUSY_PARTS, IDLE_PARTS, PARTS, Budget, step_budget

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.unit.test_ncu_data import close, csv_dicts, decompress, page, rep
+from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.cli import main
 from tuiperf.commands.ncu import CSV_HEADER
 from tuiperf.model.metrics import to_base

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_ncu_data import close, csv_dicts, decompress, page, rep
+from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.errors import BadReportError
 from tuiperf.load.ncu_csv import KNOWN_SECTIONS, load_ncu_csv, parse_value
 from tuiperf.load.ncu_open import open_ncu

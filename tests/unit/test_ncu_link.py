@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import nsys_path
-from tests.unit.test_ncu_data import decompress, rep
+from tests.support.ncu_data import decompress, rep
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import ncu_link as L

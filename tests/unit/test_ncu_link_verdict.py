@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_ncu_data import decompress, rep
+from tests.support.ncu_data import decompress, rep
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model import ncu_verdict as V

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_ncu_data import close, csv_dicts, decompress, page, rep
+from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.load.ncu_open import describe_ncu, open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unit.test_analysis_support import FIXTURES, kineto_trace, trace_of, without
+from tests.support.analysis import FIXTURES, kineto_trace, trace_of, without
+from tests.support.intervals import gpu_spans, union_ns
 from tuiperf.analysis.budget_rank import PART_OF_RULE, rank_by_budget
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import AnalyzeOptions, analyze
 from tuiperf.analysis.findings import Evidence, Finding, Fix, Scope, Severity
 from tuiperf.analysis.step_budget import IDLE_PARTS, PARTS, Budget, step_budget
-from tuiperf.model import arrays as A
 from tuiperf.model.trace import Trace
 
 KINETO = ("cnn", "vit", "lstm")
@@ -26,34 +26,6 @@ def _budget(name: str) -> Budget:
     b = step_budget(Ctx(_trace(name)))
     assert b is not None
     return b
-
-
-def _union_ns(starts: list[int], ends: list[int], a: int, b: int) -> int:
-    """Busy time in [a, b): clip, sort, merge (written apart from the code under test)."""
-    spans = sorted((max(s, a), min(e, b)) for s, e in zip(starts, ends, strict=True))
-    total, cur_s, cur_e = 0, None, None
-    for s, e in spans:
-        if e <= s:
-            continue
-        if cur_e is None or s > cur_e:
-            total += 0 if cur_e is None else cur_e - cur_s  # type: ignore[operator]
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    return total + (0 if cur_e is None else cur_e - cur_s)  # type: ignore[operator]
-
-
-def _gpu_spans(trace: Trace, device: int) -> tuple[list[int], list[int]]:
-    starts: list[int] = []
-    ends: list[int] = []
-    for t in ("kernels", "memcpy", "memset"):
-        tb = trace.table(t)
-        if tb.num_rows == 0:
-            continue
-        on = A.ints(tb, "device", -1) == device
-        starts += A.ints(tb, "start")[on].tolist()
-        ends += A.ints(tb, "end")[on].tolist()
-    return starts, ends
 
 
 ALL = [*FIXTURES, "h100_2gpu_1s", *(f"k:{k}" for k in KINETO)]
@@ -75,10 +47,10 @@ def test_parts_add_up_to_the_step(name: str) -> None:
 def test_gpu_busy_is_the_union_of_gpu_intervals(name: str) -> None:
     b = _budget(name)
     for d in b.devices:  # each GPU of a multi-GPU report on its own
-        spans = _gpu_spans(_trace(name), d.device)
+        spans = gpu_spans(_trace(name), d.device)
         for s in d.steps:
-            assert s.parts.busy_ns == _union_ns(*spans, s.start_ns, s.end_ns), s.label
-    starts, ends = _gpu_spans(_trace(name), b.main.device)
+            assert s.parts.busy_ns == union_ns(*spans, s.start_ns, s.end_ns), s.label
+    starts, ends = gpu_spans(_trace(name), b.main.device)
     # overlap: the sum of clipped durations minus the union
     s = b.main.steps[0]
     clipped = sum(

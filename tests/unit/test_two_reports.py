@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import nsys_path
-from tests.unit.test_ncu_data import decompress, rep
+from tests.support.ncu_data import decompress, rep
 from tuiperf.cli import main
 
 pytest.importorskip("ncu_report")

@@ -13,7 +13,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 NSYS = DATA / "nsys"
 REF = DATA / "analysis"
 FIXTURES = ("cnn_osrt", "vit_amp", "lstm", "vit_range")
@@ -104,31 +104,3 @@ def parse_analyze(text: str) -> dict[str, dict[str, object]]:
 
 def reference(name: str) -> dict[str, dict[str, object]]:
     return parse_analyze((REF / f"analyze_{name}.txt").read_text())
-
-
-def test_parser_reads_every_rule_of_a_reference() -> None:
-    ref = reference("cnn_osrt")
-    assert set(ref) >= {
-        "cuda_memcpy_async",
-        "cuda_memcpy_sync",
-        "cuda_memset_sync",
-        "cuda_api_sync",
-        "gpu_gaps",
-        "gpu_time_util",
-    }
-    rows = ref["cuda_memcpy_async"]["rows"]
-    assert len(rows) == 50 and ref["cuda_memcpy_async"]["truncated"]
-    assert rows[0] == [
-        "1,860,535",
-        "7,727,917,457",
-        "Pageable",
-        "Device",
-        "9.634",
-        "12,197",
-        "0",
-        "1",
-        "",
-        "7",
-        "cudaMemcpyAsync_v3020",
-    ]
-    assert ref["cuda_memcpy_sync"]["rows"] == []
