@@ -98,6 +98,17 @@ def _not_nsys(dst: Path) -> Path:
     return dst
 
 
+def _kernel_value(src: Path, dst: Path, value: object) -> Path:
+    """One kernel row whose deviceId SQLite (dynamically typed) holds as `value`."""
+    dst.write_bytes(src.read_bytes())
+    dst.chmod(0o644)
+    db = sqlite3.connect(dst)
+    db.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = ? WHERE rowid = 7", (value,))
+    db.commit()
+    db.close()
+    return dst
+
+
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
@@ -118,6 +129,9 @@ CASES = {
     "B-tree page pointing at itself": lambda d, s: _damaged_btree(s, d / "l.sqlite", "loop"),
     "garbage records on a leaf": lambda d, s: _damaged_btree(s, d / "g.sqlite", "records"),
     "sqlite that is not nsys": lambda d, s: _not_nsys(d / "other.sqlite"),
+    "text where a number belongs": lambda d, s: _kernel_value(s, d / "txt.sqlite", "GPU 0"),
+    "a blob where a number belongs": lambda d, s: _kernel_value(s, d / "b.sqlite", b"\x00\x01"),
+    "a number beyond its column's type": lambda d, s: _kernel_value(s, d / "n.sqlite", 1 << 40),
     "directory without export": lambda d, s: _mkdir(d / "emptydir"),
     "unknown text": lambda d, s: _write(d / "notes.txt", b"hello\n"),
     "json that is not a trace": lambda d, s: _write(d / "x.json", b'{"a": 1}'),
