@@ -109,6 +109,26 @@ def _kernel_value(src: Path, dst: Path, value: object) -> Path:
     return dst
 
 
+def _arrowdir_bad_text(src: Path, dst: Path) -> Path:
+    """An arrowdir export whose StringIds are not UTF-8 (Arrow's IPC reader does not check
+    text)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    shutil.copytree(src, dst)
+    path = dst / "StringIds.arrow"
+    path.chmod(0o644)
+    t = ipc.open_stream(path.read_bytes()).read_all()
+    raw = [None if v is None else b"\xff" + v.encode() for v in t["value"].to_pylist()]
+    bad = pa.array(raw, pa.binary()).view(pa.string())  # a view is not checked either
+    t = t.set_column(t.schema.get_field_index("value"), "value", bad)
+    with pa.OSFile(str(path), "wb") as f, ipc.new_stream(f, t.schema) as w:
+        w.write_table(t)
+    return dst
+
+
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
@@ -132,6 +152,9 @@ CASES = {
     "text where a number belongs": lambda d, s: _kernel_value(s, d / "txt.sqlite", "GPU 0"),
     "a blob where a number belongs": lambda d, s: _kernel_value(s, d / "b.sqlite", b"\x00\x01"),
     "a number beyond its column's type": lambda d, s: _kernel_value(s, d / "n.sqlite", 1 << 40),
+    "arrowdir with text that is not UTF-8": lambda d, s: _arrowdir_bad_text(
+        s.parent / "cnn_osrt_arrowdir", d / "ad"
+    ),
     "directory without export": lambda d, s: _mkdir(d / "emptydir"),
     "unknown text": lambda d, s: _write(d / "notes.txt", b"hello\n"),
     "json that is not a trace": lambda d, s: _write(d / "x.json", b'{"a": 1}'),

@@ -409,13 +409,21 @@ class DirSource:
                 import pyarrow.parquet as pq
 
                 if columns is None:
-                    return pq.read_schema(path).empty_table()
-                return pq.read_table(path, columns=columns)
-            # no context manager: the returned buffers still point into the map
-            reader = ipc.open_stream(pa.memory_map(str(path)))
-            if columns is None:
-                return reader.schema.empty_table()
-            return reader.read_all().select(columns)
+                    t = pq.read_schema(path).empty_table()
+                else:
+                    t = pq.read_table(path, columns=columns)
+            else:
+                # no context manager: the returned buffers still point into the map
+                reader = ipc.open_stream(pa.memory_map(str(path)))
+                t = reader.schema.empty_table() if columns is None else reader.read_all()
+                if columns is not None:
+                    t = t.select(columns)
+            # neither reader checks offsets against their buffers, nor text and names for
+            # UTF-8 (names are decoded when first asked for): a damaged file would fail
+            # later, anywhere
+            t.validate(full=True)
+            _ = t.column_names
+            return t
 
     def close(self) -> None:
         pass
@@ -423,8 +431,9 @@ class DirSource:
 
 @contextlib.contextmanager
 def _arrow_file(path: Path) -> Iterator[None]:
-    """A table file of a directory export that Arrow cannot read, as one line."""
+    """A table file of a directory export that Arrow cannot read, as one line (names in
+    its metadata that are not UTF-8 too: pyarrow decodes them strictly)."""
     try:
         yield
-    except (OSError, pa.ArrowException) as e:
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
         raise BadReportError(f"{path}: cannot read ({_one_line(e)})") from e
