@@ -35,8 +35,11 @@ lint: $(STAMP_DEV)
 	$(BIN)/ruff check tuiperf tests bench scripts
 	$(BIN)/ruff format --check tuiperf tests bench scripts
 
-check: lint test
+# what CI runs (.ci/run): the fast checks first, the tests last
+check: lint $(STAMP_DEV)
 	$(BIN)/mypy tuiperf
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest
 
 bench: $(STAMP_DEV)
 	$(BIN)/python bench/run.py

@@ -22,7 +22,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tuiperf.commands.export import write_file  # noqa: E402
+from tuiperf.export import write_file  # noqa: E402
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402
 from tuiperf.model import columns as C  # noqa: E402
 from tuiperf.model.query import Events, Query  # noqa: E402
@@ -61,7 +61,8 @@ def tui_frames(trace, rows: int) -> None:  # type: ignore[no-untyped-def]
 
     from textual.app import App
 
-    from tuiperf.tui.widgets.events_table import EventRows, EventsTable, RowCache
+    from tuiperf.tui.widgets.events_table import EventsTable
+    from tuiperf.tui.widgets.table_rows import EventRows, new_row_cache
 
     class Bench(App[None]):
         def compose(self):  # type: ignore[no-untyped-def]
@@ -78,7 +79,7 @@ def tui_frames(trace, rows: int) -> None:  # type: ignore[no-untyped-def]
             for key, desc in (("duration", True), ("name", False), ("start", False)):
                 view = pane.model.table("kernels").run(Query(sort=key, descending=desc))
                 t0 = time.perf_counter()
-                body.set_rows(EventRows(view, RowCache(), False), 0, key, desc)
+                body.set_rows(EventRows(view, new_row_cache(), False), 0, key, desc)
                 for y in range(height):
                     body.render_line(y)
                 dt = time.perf_counter() - t0
@@ -89,7 +90,7 @@ def tui_frames(trace, rows: int) -> None:  # type: ignore[no-untyped-def]
             rng = np.random.default_rng(2)
             times = []
             for top in rng.integers(0, len(view) - height, 40):
-                body.rows = EventRows(view, RowCache(), False)  # cold cache: the worst case
+                body.rows = EventRows(view, new_row_cache(), False)  # cold cache: the worst case
                 body.scroll_to(y=int(top), animate=False)
                 await pilot.pause()
                 t0 = time.perf_counter()

@@ -75,9 +75,9 @@ def frame_costs(lanes: LaneSet, frames: int) -> list[tuple[str, float, float]]:
 
 
 def _per_col(vp: Viewport) -> str:
-    from tuiperf.model.timeline import format_duration
+    from tuiperf.model.fmt import duration_sig
 
-    return format_duration(vp.ns_per_col, ascii_only=True)
+    return duration_sig(vp.ns_per_col, ascii_only=True)
 
 
 def first_screen_model(report: Path, cache: Path) -> float:

@@ -41,13 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers_tmux
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "nsys"
 DATA = REPO / "bench" / "data"
 WORK = REPO / "bench" / "tmp" / "peers"
 TUIPERF = REPO / ".venv" / "bin" / "tuiperf"
+#: made by `make bench` (run.py: the bundled exports decompressed, vit_range tiled)
 REPORTS = [
-    FIXTURES / "vit_range.sqlite",
-    FIXTURES / "vit_amp.sqlite",
+    DATA / "vit_range.sqlite",
+    DATA / "vit_amp.sqlite",
     DATA / "vit_range_x400.sqlite",
     DATA / "vit_range_x2000.sqlite",
 ]
@@ -489,8 +489,8 @@ def main() -> None:
     missing = [p for p in args.reports if not p.exists()]
     if missing:
         raise SystemExit(
-            f"bench-peers: missing {', '.join(map(str, missing))}; make the tiled ones with "
-            "../shared/tools/scale_nsys.py into bench/data/"
+            f"bench-peers: missing {', '.join(map(str, missing))}; `make bench` makes them "
+            "(bench/run.py decompresses the bundled reports and tiles them into bench/data/)"
         )
     env = Env(args.venv.resolve())
     WORK.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 DATA = REPO / "bench" / "data"
+#: the repository's own tiler (a copy of the shared tools' scale_nsys.py)
+SCALE_TOOL = REPO / "scripts" / "scale_nsys.py"
 TUIPERF = [sys.executable, "-m", "tuiperf"]
 TABLES = [
     "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -83,28 +84,33 @@ def dir_mib(p: Path) -> float:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**20
 
 
-def ensure_tiles() -> list[Path]:
-    DATA.mkdir(parents=True, exist_ok=True)
-    src = SHARED / "fixtures" / "nsys" / "vit_range.sqlite"
-    out = []
-    for times in (400, 2000):
-        p = DATA / f"vit_range_x{times}.sqlite"
-        if not p.exists():
-            print(f"tiling {src.name} x{times} …", file=sys.stderr)
-            subprocess.run(
-                [
-                    sys.executable,
-                    str(SHARED / "tools" / "scale_nsys.py"),
-                    str(src),
-                    str(p),
-                    "--times",
-                    str(times),
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
-        out.append(p)
+def fixture(name: str) -> Path:
+    """tests/data/nsys/<name>.sqlite.xz, decompressed once into bench/data/."""
+    out = DATA / f"{name}.sqlite"
+    if not out.exists():
+        import lzma
+
+        DATA.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        packed = REPO / "tests" / "data" / "nsys" / f"{name}.sqlite.xz"
+        tmp.write_bytes(lzma.decompress(packed.read_bytes()))
+        tmp.replace(out)
     return out
+
+
+def tile(times: int) -> Path:
+    """vit_range tiled `times` times in time (scripts/scale_nsys.py), made once in bench/data/."""
+    p = DATA / f"vit_range_x{times}.sqlite"
+    if not p.exists():
+        print(f"tiling vit_range.sqlite x{times} …", file=sys.stderr)
+        src = fixture("vit_range")
+        cmd = [sys.executable, str(SCALE_TOOL), str(src), str(p), "--times", str(times)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return p
+
+
+def ensure_tiles() -> list[Path]:
+    return [tile(400), tile(2000)]
 
 
 def kernels_in(path: Path) -> int:
@@ -206,10 +212,7 @@ def other_benches() -> list[str]:
 
 def main() -> int:
     quick = "--quick" in sys.argv
-    fixtures = [
-        SHARED / "fixtures" / "nsys" / f"{n}.sqlite"
-        for n in ("vit_range", "cnn_osrt", "vit_amp", "lstm")
-    ]
+    fixtures = [fixture(n) for n in ("vit_range", "cnn_osrt", "vit_amp", "lstm")]
     tiles = ensure_tiles()
     rows = []
     for p in fixtures:

@@ -1,6 +1,6 @@
 """`make bench-scale`: a 20M-kernel report converts and opens on this machine.
 
-Tiles vit_range.sqlite ×8000 in time (../shared/tools/scale_nsys.py: 20.5M kernels,
+Tiles vit_range.sqlite ×8000 in time (scripts/scale_nsys.py: 20.5M kernels,
 51M CUDA API rows) and measures, each in a fresh process with its peak RSS:
 the first open (`summary -r cuda_gpu_kern_sum` into an empty cache: core columns),
 the first timeline screen in a real terminal (tmux) cold and from the cache, the full
@@ -20,24 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers_tmux
-from run import DATA, REPO, SHARED, TUIPERF, dir_mib, floor, kernels_in, timed
+from run import DATA, REPO, TUIPERF, dir_mib, floor, kernels_in, tile, timed
 
 TIMES = int(os.environ.get("TUIPERF_SCALE_TIMES", "8000"))
 MARKER = re.compile(r"/col")
-
-
-def tile() -> Path:
-    import subprocess
-
-    p = DATA / f"vit_range_x{TIMES}.sqlite"
-    if not p.exists():
-        DATA.mkdir(parents=True, exist_ok=True)
-        print(f"tiling vit_range.sqlite x{TIMES} …", file=sys.stderr)
-        src = SHARED / "fixtures" / "nsys" / "vit_range.sqlite"
-        tool = SHARED / "tools" / "scale_nsys.py"
-        cmd = [sys.executable, str(tool), str(src), str(p), "--times", str(TIMES)]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return p
 
 
 def screen(path: Path, cache: str) -> tuple[float | None, float | None]:
@@ -50,7 +36,7 @@ def screen(path: Path, cache: str) -> tuple[float | None, float | None]:
 
 
 def main() -> int:
-    path = tile()
+    path = tile(TIMES)
     n = kernels_in(path)
     rows: list[tuple[str, str, str]] = []
     fl = floor(path)

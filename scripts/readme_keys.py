@@ -83,7 +83,7 @@ def render(registry: Iterable[Key] = REGISTRY) -> str:
         "",
     ]
     for scope in scopes(entries):
-        out += [*table(scope, [k for k in entries if k.scope == scope]), ""]
+        out += [*table(scope, [k for k in entries if k.scope == scope and k.help]), ""]
     return "\n".join(out)
 
 

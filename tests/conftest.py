@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import lzma
 import shutil
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,10 +15,42 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 NSYS_DATA = DATA / "nsys"
-#: the read-only shared fixtures beside the checkout (CI has them too)
-SHARED = REPO.parent / "shared" / "fixtures"
 
 NSYS_REPORTS = ("cnn_osrt", "vit_amp", "lstm", "vit_range")
+
+
+@functools.cache
+def unpacked_nsys() -> Path:
+    """tests/data/nsys decompressed once per test process into a private temporary folder:
+    every `<name>.sqlite` (read-only files), the arrowdir/parquetdir exports, and
+    `reference/` (the `nsys stats` CSVs). Everything comes from the checkout itself."""
+    out = Path(tempfile.mkdtemp(prefix="tuiperf-tests-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
+    for src in NSYS_DATA.glob("*.sqlite.xz"):
+        dst = out / src.name[:-3]
+        dst.write_bytes(lzma.decompress(src.read_bytes()))
+        dst.chmod(0o444)
+    for src in NSYS_DATA.glob("*.tar.xz"):
+        with tarfile.open(src) as tar:
+            tar.extractall(out, filter="data")
+    ref = out / "reference"
+    ref.mkdir()
+    for src in (NSYS_DATA / "reference").iterdir():
+        if src.suffix == ".xz":
+            (ref / src.name[:-3]).write_bytes(lzma.decompress(src.read_bytes()))
+        else:
+            shutil.copy(src, ref / src.name)
+    return out
+
+
+def nsys_report(name: str) -> Path:
+    """The bundled SQLite export `name` (e.g. "cnn_osrt"), decompressed."""
+    return unpacked_nsys() / f"{name}.sqlite"
+
+
+def nsys_reference(name: str) -> Path:
+    """A bundled `nsys stats` reference CSV, e.g. "stats_cnn_osrt_cuda_gpu_kern_sum.csv"."""
+    return unpacked_nsys() / "reference" / name
 
 
 @pytest.fixture(autouse=True)
@@ -28,28 +63,14 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 @pytest.fixture(scope="session")
-def nsys_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def nsys_dir() -> Path:
     """A folder with every bundled nsys export decompressed (read-only files)."""
-    out = tmp_path_factory.mktemp("nsys")
-    for src in NSYS_DATA.glob("*.sqlite.xz"):
-        dst = out / src.name[:-3]
-        dst.write_bytes(lzma.decompress(src.read_bytes()))
-        dst.chmod(0o444)
-    for src in NSYS_DATA.glob("*.tar.xz"):
-        with tarfile.open(src) as tar:
-            tar.extractall(out, filter="data")
-    return out
+    return unpacked_nsys()
 
 
 @pytest.fixture(scope="session")
-def reference_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("reference")
-    for src in (NSYS_DATA / "reference").iterdir():
-        if src.suffix == ".xz":
-            (out / src.name[:-3]).write_bytes(lzma.decompress(src.read_bytes()))
-        else:
-            shutil.copy(src, out / src.name)
-    return out
+def reference_dir() -> Path:
+    return unpacked_nsys() / "reference"
 
 
 def nsys_path(nsys_dir: Path, name: str) -> Path:

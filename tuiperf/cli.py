@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Sequence
 
 from tuiperf import __version__
+from tuiperf.commands.open_tui import add_viewer_options
 from tuiperf.errors import ExitCode, TuiperfError
 
 #: modules under tuiperf.commands that define COMMAND, in the order --help lists them
@@ -37,12 +38,7 @@ examples:
 def _commands() -> dict[str, Command]:
     found: dict[str, Command] = {}
     for mod in COMMAND_MODULES:
-        try:
-            m = importlib.import_module(f"tuiperf.commands.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name == f"tuiperf.commands.{mod}":
-                continue  # not built yet
-            raise
+        m = importlib.import_module(f"tuiperf.commands.{mod}")
         found[m.COMMAND.name] = m.COMMAND
     return found
 
@@ -55,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-V", "--version", action="version", version=f"tuiperf {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    viewer = p.add_argument_group("viewer options (tuiperf [REPORT [NCU_REPORT]] ...)")
+    add_viewer_options(viewer, dest_prefix="viewer_")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in _commands().values():
         sp = sub.add_parser(
@@ -64,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
-        cmd.prepare(sp)  # type: ignore[attr-defined]
-        sp.set_defaults(_run=cmd.run)  # type: ignore[attr-defined]
+        cmd.prepare(sp)
+        sp.set_defaults(_run=cmd.run)
     return p
 
 
@@ -96,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _terminate_like_interrupt()
         parser = build_parser()
         args = parser.parse_args(args_list)
+        if args.viewer_ascii or args.viewer_no_mouse:  # `tuiperf --ascii summary ...`
+            parser.error("--ascii and --no-mouse are options of the viewer (tuiperf REPORT)")
         if not getattr(args, "_run", None):
             parser.print_help()
             return ExitCode.USAGE

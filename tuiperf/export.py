@@ -1,4 +1,15 @@
-"""The one writer: CSV/JSON text to a file atomically (temp + rename) or to stdout."""
+"""The writers every output goes through: to a file atomically (temp + rename) or to stdout.
+
+- `open_output`: the text stream, a file appearing only once all was written;
+- `write_csv`: rows as `nsys stats --format csv` writes them (the summaries);
+- `write_json`: every `--format json` output (`summary`, `info`, `ncu`, `analyze`), and
+  `write_json_rows` for a table's rows (`export --format json`, the viewer's `e` key),
+  both through one encoder;
+- `write_table` / `write_file`: an Arrow table as CSV, TSV, JSON or Parquet (`export` and
+  the viewer's `e` key write the same bytes).
+
+No pyarrow at import: `summary` prints a stored report without it.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +22,12 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from tuiperf.errors import TuiperfError
+from tuiperf.errors import TuiperfError, UsageError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @contextlib.contextmanager
@@ -24,10 +38,11 @@ def open_output(path: Path | None, overwrite: bool = True) -> Iterator[TextIO]:
         sys.stdout.flush()
         return
     path = Path(path)
+    # a wrong output argument is a usage error (exit 2): 1 is kept for reports we cannot read
     if path.exists() and not overwrite:
-        raise TuiperfError(f"{path}: already exists; pass --force to overwrite")
+        raise UsageError(f"{path}: already exists; pass --force to overwrite")
     if path.is_dir():
-        raise TuiperfError(f"{path}: is a directory")
+        raise UsageError(f"{path}: is a directory")
     parent = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -79,11 +94,76 @@ def write_csv(out: TextIO, header: list[str], rows: Iterable[list[Any]]) -> int:
 
 
 def write_json(out: TextIO, obj: Any) -> None:
-    json.dump(obj, out, indent=1, ensure_ascii=False, default=_jsonable)
+    """`obj` as JSON indented by one space, non-ASCII text as is, then a newline."""
+    for chunk in _encoder(indent=1).iterencode(obj):
+        out.write(chunk)
     out.write("\n")
+
+
+def write_json_rows(out: TextIO, batches: Iterable[list[dict[str, Any]]]) -> None:
+    """A JSON array of row objects, one row a line, written batch by batch."""
+    enc = _encoder(indent=None)
+    out.write("[")
+    first = True
+    for rows in batches:
+        lines = [enc.encode(r) for r in rows]
+        if lines:
+            out.write(("\n" if first else ",\n") + ",\n".join(lines))
+            first = False
+    out.write("\n]\n")
+
+
+def _encoder(indent: int | None) -> json.JSONEncoder:
+    """The one JSON encoding: UTF-8 text as is, numpy scalars as numbers, the rest as str."""
+    return json.JSONEncoder(ensure_ascii=False, indent=indent, default=_jsonable)
 
 
 def _jsonable(v: Any) -> Any:
     if hasattr(v, "item"):
         return v.item()
     return str(v)
+
+
+def write_table(out: TextIO, table: pa.Table, fmt: str = "csv") -> int:
+    """Write `table` to the text stream `out` (its bytes underneath); returns the row count."""
+    if fmt == "json":
+        write_json_rows(out, (b.to_pylist() for b in table.to_batches(max_chunksize=20000)))
+        return table.num_rows
+    out.flush()
+    sink = getattr(out, "buffer", None)
+    if sink is None:  # a stream without bytes underneath (tests, StringIO)
+        buf = io.BytesIO()
+        _write_bytes(buf, table, fmt)
+        out.write(buf.getvalue().decode("utf-8"))
+    else:
+        _write_bytes(sink, table, fmt)
+        sink.flush()
+    return table.num_rows
+
+
+def write_file(
+    path: Path | None, table: pa.Table, fmt: str = "csv", overwrite: bool = False
+) -> int:
+    """`table` to `path` (None or `-`: stdout), atomically; an existing file needs overwrite."""
+    try:
+        with open_output(path, overwrite=overwrite) as out:
+            return write_table(out, table, fmt)
+    except BrokenPipeError:
+        raise  # `| head`: the CLI ends quietly
+    except OSError as e:
+        raise TuiperfError(f"{path or 'stdout'}: cannot write ({e.strerror or e})") from e
+
+
+def _write_bytes(sink: BinaryIO, table: pa.Table, fmt: str) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, sink)
+        return
+    import pyarrow.csv as pacsv
+
+    delim = "\t" if fmt == "tsv" else ","
+    sink.write((delim.join(table.column_names) + "\n").encode("utf-8"))
+    if table.num_rows:
+        opts = pacsv.WriteOptions(include_header=False, delimiter=delim, quoting_style="needed")
+        pacsv.write_csv(table, sink, opts)

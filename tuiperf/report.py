@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+import textwrap
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from rich import box
 from rich.console import Console
@@ -12,7 +13,9 @@ from rich.text import Text
 from tuiperf.model import fmt
 
 if TYPE_CHECKING:
-    from tuiperf.model.stored_report import ReportRows
+    from tuiperf.model.link_facts import LinkFacts
+    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.summaries.rows import ReportRows
 
 _NAME_LIMIT = 200
 
@@ -106,7 +109,12 @@ def print_stats(
 
 def print_info(console: Console, info: dict[str, object]) -> None:
     def line(label: str, value: object) -> None:
-        console.print(Text.assemble((f"{label:<12}", "bold"), fmt.clean(str(value))))
+        # a long value wraps under itself (a hanging indent), not under the labels
+        width = max(console.width - 12, 20)
+        parts = textwrap.wrap(fmt.clean(str(value)), width, break_on_hyphens=False) or [""]
+        console.print(Text.assemble((f"{label:<12}", "bold"), parts[0]), soft_wrap=True)
+        for part in parts[1:]:
+            console.print(Text(" " * 12 + part), soft_wrap=True)
 
     line("source", info["source"])
     line("format", f"{info['format']} · {info['tool']} {info['tool_version']}".strip())
@@ -144,7 +152,7 @@ def print_info(console: Console, info: dict[str, object]) -> None:
     )
 
 
-def print_link(console: Console, facts: Any, km: Any, width: int = 60) -> None:
+def print_link(console: Console, facts: LinkFacts, km: KernelMetrics, width: int = 60) -> None:
     """How the ncu results of `km` link to the trace's launches (`LinkFacts`)."""
     console.print(Text.assemble(("link        ", "bold"), fmt.clean(facts.summary_line())))
     t = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)

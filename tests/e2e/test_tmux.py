@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import nsys_report
 
 TMUX = shutil.which("tmux")
 SCRIPT = Path(sys.executable).parent / "tuiperf"
@@ -76,7 +76,12 @@ def terminal(tmp_path: Path) -> Iterator[callable]:
         *args: str, width: int = 120, height: int = 36, env: dict[str, str] | None = None
     ) -> Terminal:
         name = f"tuiperf-e2e-{uuid.uuid4().hex[:8]}"
-        env = {"TUIPERF_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8", **(env or {})}
+        env = {
+            "TUIPERF_CACHE_DIR": str(tmp_path / "cache"),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            **(env or {}),
+        }
         rc_file = tmp_path / f"{name}.rc"
         program = " ".join([*(f"{k}={v}" for k, v in env.items()), str(SCRIPT), *args])
         cmd = f"sh -c 'env {program}; echo $? > {rc_file}'"
@@ -118,16 +123,12 @@ def test_ascii_mode_at_80x24(terminal):
     assert term.exit_status() == "0"
 
 
-CNN = SHARED / "nsys" / "cnn_osrt.sqlite"
-
-
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
-@pytest.mark.skipif(not CNN.exists(), reason="the shared fixtures are not there")
 def test_no_color_opens_and_quits_cleanly(terminal):
     # NO_COLOR's Monochrome filter crashed on a blank strip without a style, and the crash
     # still ended with status 0
     for _ in range(3):  # the crash came in most launches, not all
-        term = terminal(str(CNN), env={"NO_COLOR": "1"})
+        term = terminal(str(nsys_report("cnn_osrt")), env={"NO_COLOR": "1"})
         term.wait_for("stream 7 kernels", "Events · Kernels (")
         term.keys("q")
         assert term.exit_status() == "0", term.screen()

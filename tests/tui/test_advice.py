@@ -2,63 +2,32 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import io
-from collections.abc import Awaitable, Callable
 
 import pytest
 from rich.console import Console
 
-from tests.unit.test_analysis_support import sqlite_path
+from tests.conftest import nsys_report
+from tests.tui.pilot_helpers import advice_app as make_app
+from tests.tui.pilot_helpers import advice_ready as ready
+from tests.tui.pilot_helpers import evidence_row, finding_no, ncu_report, select, sync
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import SOURCE_NCU
-from tuiperf.load.open import OpenOptions
+from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.tui.actions import REGISTRY, by_id
 from tuiperf.tui.app import TuiperfApp
-from tuiperf.tui.messages import EventSelected
 from tuiperf.tui.widgets.advice import FIRST_ROWS, MORE_ROWS, AdvicePanel
 from tuiperf.tui.widgets.events_table import EventsTable
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.timeline import Timeline
 
 
-def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @functools.wraps(fn)
-    def run(*args: object, **kwargs: object) -> None:
-        asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-
-    return run
-
-
 @functools.cache
 def expected_rules() -> list[str]:
     """What `tuiperf analyze` ranks for the same report (the panel must not re-rank)."""
-    from tests.unit.test_analysis_support import trace_of
-
-    return [f.rule for f in analyze(trace_of("cnn_osrt")).findings]
-
-
-def make_app(ascii_only: bool = False) -> TuiperfApp:
-    return TuiperfApp(
-        sqlite_path("cnn_osrt"), OpenOptions(use_cache=False), ascii_only=ascii_only, name="cnn"
-    )
-
-
-async def ready(pilot) -> AdvicePanel:  # type: ignore[no-untyped-def]
-    app = pilot.app
-    for _ in range(400):
-        if not app.loading:
-            break
-        await pilot.pause(0.05)
-    adv = app.query_one(AdvicePanel)
-    for _ in range(400):
-        if adv.ready:
-            break
-        await pilot.pause(0.05)
-    await pilot.pause()
-    assert adv.state.status == "ready", adv.state.note
-    return adv
+    trace = open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
+    return [f.rule for f in analyze(trace).findings]
 
 
 def plain(renderable: object) -> str:
@@ -80,24 +49,6 @@ def cards(adv: AdvicePanel) -> list[str]:
     assert adv.state.index is not None
     found = adv.state.index.findings
     return [found[int(i[1:])].rule for i in option_ids(adv) if i.startswith("f")]
-
-
-def finding_no(adv: AdvicePanel, rule: str) -> int:
-    assert adv.state.index is not None
-    return next(i for i, f in enumerate(adv.state.index.findings) if f.rule == rule)
-
-
-def evidence_row(adv: AdvicePanel, rule: str, pos: int = 0) -> tuple[str, int]:
-    assert adv.state.index is not None
-    r = adv.state.index.findings[finding_no(adv, rule)].evidence.rows.slice(pos, 1).to_pylist()[0]
-    return r["table"], r["row"]
-
-
-def select(app: TuiperfApp, table: str, row: int) -> None:
-    """What the timeline does when it steps onto an event (`.`/`,` or a click)."""
-    tl = app.query_one(Timeline)
-    tl.post_message(EventSelected(table, row, "timeline"))
-    tl.show_selection(table, row)
 
 
 async def highlight(pilot, adv: AdvicePanel, option_id: str) -> None:  # type: ignore[no-untyped-def]
@@ -310,13 +261,11 @@ async def test_ncu_findings_for_a_profiled_kernel() -> None:
     """With an Nsight Compute report beside the trace (`app.ncu`), a profiled kernel's
     launch lists the ncu rules about that kernel."""
     pytest.importorskip("ncu_report")
-    from tests.unit.test_analysis_support import ncu_path
-
     app = TuiperfApp(
-        sqlite_path("vit_range"),
+        nsys_report("vit_range"),
         OpenOptions(use_cache=False),
         name="vit_range",
-        ncu_path=ncu_path("vit_full"),
+        ncu_path=ncu_report("vit_full"),
     )
     async with app.run_test(size=(160, 48)) as pilot:
         adv = await ready(pilot)

@@ -6,20 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui.test_advice import make_app, ready
+from tests.tui.pilot_helpers import advice_app as make_app
+from tests.tui.pilot_helpers import advice_ready as ready
+from tests.tui.pilot_helpers import evidence_row, select, settle
 from tuiperf.tui.widgets.advice import AdvicePanel
-
-
-@pytest.fixture(autouse=True)
-def _still(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    """The events table's first query runs in a worker after the first frame: let it end."""
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def then(*keys: str):  # type: ignore[no-untyped-def]
@@ -40,8 +30,6 @@ def test_panel_for_a_selected_copy(snap_compare):
     """A pageable copy inside a step: its two findings, its own evidence row marked."""
 
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
-        from tests.tui.test_advice import evidence_row, select
-
         adv = await ready(pilot)
         await pilot.press("A")
         table, row = evidence_row(adv, "pageable_h2d_in_steps", 4)

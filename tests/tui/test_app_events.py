@@ -4,17 +4,14 @@ details panel, drives n/N and the timeline's match highlights, and exports what 
 
 from __future__ import annotations
 
-import asyncio
 import csv
-import functools
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from textual.pilot import Pilot
 
+from tests.tui.pilot_helpers import ready, settle, sync
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.lanes import build_lanes
@@ -22,51 +19,15 @@ from tuiperf.model.query import Events, Query
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.widgets.events_pane import EventsPane
-from tuiperf.tui.widgets.events_table import EventsTable, TableBody
+from tuiperf.tui.widgets.events_table import TableBody
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.timeline import Timeline
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
 
 
-def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with asyncio (the venv has no pytest asyncio plugin)."""
-
-    @functools.wraps(fn)
-    def run(*args: object, **kwargs: object) -> None:
-        asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-
-    return run
-
-
-@pytest.fixture(autouse=True)
-def _still(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-
 def make_app(ascii_only: bool = False) -> TuiperfApp:
     return TuiperfApp(SAMPLE, OpenOptions(use_cache=False), ascii_only=ascii_only, name="vit_range")
-
-
-async def settle(pilot: Pilot[int], wait: float = 0.0) -> None:
-    """Let debounce timers fire, then query/matches workers finish."""
-    for _ in range(3):
-        await pilot.pause(wait)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
-async def ready(pilot: Pilot[int]) -> EventsTable:
-    """Wait for the load, the table's mount and its first query."""
-    app = pilot.app
-    for _ in range(400):
-        tables = app.query(EventsTable)
-        if tables and tables.first().view is not None and app.query_one(EventsPane).matches:
-            break
-        assert app.error is None
-        await pilot.pause(0.05)
-    await settle(pilot)
-    return app.query_one(EventsTable)
 
 
 def name_of(trace, table: str, row: int) -> str:  # type: ignore[no-untyped-def]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
+from tests.tui.pilot_helpers import sync
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.actions import REGISTRY
 from tuiperf.tui.app import TuiperfApp
@@ -18,16 +16,6 @@ from tuiperf.tui.widgets.timeline import Timeline
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tuiperf" / "sample" / "vit_range"
-
-
-def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with asyncio (the venv has no pytest asyncio plugin)."""
-
-    @functools.wraps(fn)
-    def run(*args: object, **kwargs: object) -> None:
-        asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-
-    return run
 
 
 def make_app(ascii_only: bool = False, path: Path = SAMPLE) -> TuiperfApp:

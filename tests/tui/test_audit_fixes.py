@@ -19,8 +19,8 @@ from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
-from tests.conftest import SHARED
-from tests.tui.test_app_events import _still, ready, settle, sync  # noqa: F401 (_still: autouse)
+from tests.conftest import nsys_report
+from tests.tui.pilot_helpers import ready, record_notices, screen_lines, settle, sync
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.query import EventTable
@@ -32,7 +32,6 @@ from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.timeline import Timeline
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
-CNN = SHARED / "nsys" / "cnn_osrt.sqlite"
 
 
 @pytest.fixture
@@ -56,11 +55,6 @@ async def loaded(pilot: Pilot[int]) -> None:
         assert app.error is None
         await pilot.pause(0.05)
     await pilot.pause()
-
-
-def screen_lines(app: App) -> list[str]:  # type: ignore[type-arg]
-    """What the terminal shows now, one string a line."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 # -- 1. NO_COLOR and crashes --------------------------------------------------------------------
@@ -87,7 +81,7 @@ async def test_no_color_draws_a_table_body_without_rows(monkeypatch: pytest.Monk
 @sync
 async def test_no_color_opens_the_viewer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    app = make_app(path=CNN)
+    app = make_app(path=nsys_report("cnn_osrt"))
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot)
         assert any("Events" in line for line in screen_lines(app))
@@ -164,7 +158,7 @@ async def test_the_maximised_timeline_still_shows_window_and_scale() -> None:
 
 
 def test_same_named_threads_get_their_tid_in_the_label() -> None:
-    trace = open_trace(CNN, OpenOptions(use_cache=False))
+    trace = open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
     ls = build_lanes(trace)
     for group in ls.groups:
         labels = [ls.lanes[i].label for i in group.lanes]
@@ -315,6 +309,7 @@ async def test_a_failing_query_says_so_and_stops_the_spinner(
 
     monkeypatch.setattr(EventTable, "run", broken)
     app = make_app()
+    notices = record_notices(app)
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(pilot)
         for _ in range(200):
@@ -327,5 +322,5 @@ async def test_a_failing_query_says_so_and_stops_the_spinner(
         assert "query failed: RuntimeError: disk on fire" in str(t.border_subtitle)
         assert not t.has_class("-busy")
         assert "filtering" not in str(t.border_subtitle)
-        errors = [n for n in app._notifications if n.severity == "error"]
+        errors = [n for n in notices if n.severity == "error"]
         assert any("disk on fire" in n.message for n in errors)

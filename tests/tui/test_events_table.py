@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
-import functools
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,8 +12,9 @@ from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
-from tests.conftest import SHARED
-from tuiperf.load import schema
+from tests.conftest import nsys_reference, nsys_report
+from tests.tui.pilot_helpers import record_notices, settle, sync
+from tuiperf import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query
@@ -29,22 +27,10 @@ from tuiperf.tui.widgets.events_table import (
     TableBody,
 )
 
-REPORT = SHARED / "nsys" / "cnn_osrt.sqlite"
-
 
 @pytest.fixture(scope="module")
 def trace() -> Trace:
-    return open_trace(REPORT, OpenOptions(use_cache=False))
-
-
-def sync(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with asyncio (the venv has no pytest asyncio plugin)."""
-
-    @functools.wraps(fn)
-    def run(*args: object, **kwargs: object) -> None:
-        asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-
-    return run
+    return open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
 
 
 class EventsApp(App[None]):
@@ -72,14 +58,6 @@ class EventsApp(App[None]):
         self.selected.append((m.kind, m.row))
 
 
-async def settle(pilot: Pilot[None], wait: float = 0.0) -> None:
-    """Let debounce timers fire and query workers finish."""
-    for _ in range(3):
-        await pilot.pause(wait)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
 def table(app: App[None]) -> EventsTable:
     return app.query_one(EventsTable)
 
@@ -102,11 +80,27 @@ async def test_opens_on_kernels_in_start_order(trace: Trace) -> None:
 
 
 @sync
-async def test_sort_keys_and_cursor_stays_on_its_event(trace: Trace) -> None:
+async def test_a_sort_shows_the_new_order_from_its_top(trace: Trace) -> None:
     app = EventsApp(trace)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "down", "down", "down", "down")
+        await pilot.press(*["pagedown"] * 3)
+        t = table(app)
+        assert t.body.cursor > 20
+        await pilot.press("greater_than_sign")
+        await settle(pilot)
+        want = Events(trace).run(Query(sort="duration", descending=True)).indices.tolist()
+        assert shown_rows(app) == want
+        assert t.body.cursor == 0 and t.current_row() == want[0]
+        assert t.body.scroll_y == 0
+
+
+@sync
+async def test_sort_keys_and_cursor_follows_its_event_when_asked(trace: Trace) -> None:
+    app = EventsApp(trace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "down", "down", "down", "F")
         t = table(app)
         row = t.current_row()
         assert row == 5
@@ -216,7 +210,7 @@ async def test_summary_mode_and_enter_filters_to_the_name(trace: Trace) -> None:
         await settle(pilot)
         assert t.summary is not None
         assert str(t.border_title).startswith("Summary · Kernels (48 names")
-        with open(SHARED / "nsys" / "reference" / "stats_cnn_osrt_cuda_gpu_kern_sum.csv") as f:
+        with open(nsys_reference("stats_cnn_osrt_cuda_gpu_kern_sum.csv")) as f:
             ref = list(csv.reader(f))[1:]
         s = t.summary
         assert [s.names[g] for g in s.order] == [r[-1] for r in ref]
@@ -236,7 +230,7 @@ async def test_summary_sort_by_instances_keeps_the_name(trace: Trace) -> None:
         t = table(app)
         await pilot.press("S")
         await settle(pilot)
-        await pilot.press("down", "down")
+        await pilot.press("down", "down", "F")  # follow the name through the sort
         rows = t.body.rows
         name = rows.name(t.body.cursor)  # type: ignore[union-attr]
         await pilot.press("greater_than_sign")  # Total (the default) -> Instances
@@ -288,6 +282,7 @@ async def test_export_writes_the_visible_rows_and_asks_before_overwriting(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = EventsApp(trace)
+    notices = record_notices(app)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"elementwise", "enter")
@@ -309,7 +304,7 @@ async def test_export_writes_the_visible_rows_and_asks_before_overwriting(
         assert header[0] == "start_ns" and "duration_ns" in header and header[-1] == "name"
         assert [int(r[0]) for r in rows[1:]] == want.to_arrow(C.columns("kernels"))[
             "start_ns"].to_pylist()  # fmt: skip
-        assert any("Exported" in n.message and str(out) in n.message for n in app._notifications)
+        assert any("Exported" in n.message and str(out) in n.message for n in notices)
         out.write_text("precious\n")
         await pilot.press("e")
         await pilot.pause()

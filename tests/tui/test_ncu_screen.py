@@ -9,8 +9,7 @@ import pytest
 from textual.widgets import Collapsible
 
 from tests.conftest import nsys_path
-from tests.tui.test_app_timeline import sync
-from tests.unit.test_ncu_data import decompress, rep
+from tests.tui.pilot_helpers import ncu_report, ncu_reports, sync
 from tuiperf.errors import UsageError
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.app import TuiperfApp
@@ -21,14 +20,13 @@ from tuiperf.tui.widgets.timeline import Timeline
 pytest.importorskip("ncu_report")
 
 
-@pytest.fixture(autouse=True)
-def _still(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-
 @pytest.fixture(scope="module")
-def ncu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return decompress(tmp_path_factory)
+def ncu_dir() -> Path:
+    return ncu_reports()
+
+
+def rep(ncu_dir: Path, name: str) -> Path:
+    return ncu_dir / ncu_report(name).name
 
 
 def alone(ncu_dir: Path, name: str = "vit_full") -> TuiperfApp:
@@ -222,7 +220,7 @@ async def test_unmatched_are_listed(ncu_dir: Path, nsys_dir: Path) -> None:
         v = view(app)
         while v.current() != kid:
             await pilot.press("down")
-        assert "unmatched" in pane_text(app)
+        assert app.ncu_link.note_for(kid) in pane_text(app, 400)
         await pilot.press("escape")  # linked: Esc goes back to the timeline
         await pilot.pause()
         assert not isinstance(app.screen, NcuScreen)
@@ -247,6 +245,13 @@ def _then(*keys: str):  # type: ignore[no-untyped-def]
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         await ready(pilot)
         await pilot.press(*keys)
+        # the metrics pane re-mounts its sections for each kernel: let that layout (and
+        # the scrollbar it brings) settle before the picture
+        for _ in range(3):
+            await pilot.pause()
+        # a toast lives 3 s: on a loaded machine the picture could come before or after it
+        # went, so none is in the picture
+        pilot.app.clear_notifications()
         await pilot.pause()
 
     return run

@@ -10,15 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.tui.pilot_helpers import settle
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.app import TuiperfApp
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
-
-
-@pytest.fixture(autouse=True)
-def _still(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
 def app(ascii_only: bool = False) -> TuiperfApp:
@@ -41,13 +37,6 @@ async def wait_loaded(pilot) -> None:  # type: ignore[no-untyped-def]
             break
         await pilot.pause(0.05)
     await settle(pilot)
-
-
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    """Let workers finish and the footer's recompose (after a focus change) land."""
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def then(*keys: str):  # type: ignore[no-untyped-def]

@@ -39,6 +39,11 @@ KEYS = {
 }
 
 
+def findings(stdout: str) -> list[dict[str, object]]:
+    """The findings of `analyze --format json` (beside the step budget)."""
+    return json.loads(stdout)["findings"]  # type: ignore[no-any-return]
+
+
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tuiperf", "analyze", *args, "--no-cache"],
@@ -51,7 +56,16 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_json_is_a_list_of_findings_with_all_evidence() -> None:
     res = run(str(sqlite_path("cnn_osrt")), "--format", "json")
     assert res.returncode == 0, res.stderr
-    data = json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert set(doc) == {
+        "source",
+        "profiled_ns",
+        "saving_basis",
+        "budget",
+        "findings",
+        "unlinked_ncu_findings",
+    }
+    data = doc["findings"]
     assert isinstance(data, list) and data
     for f in data:
         assert set(f) >= KEYS
@@ -65,7 +79,7 @@ def test_json_is_a_list_of_findings_with_all_evidence() -> None:
 
 
 def test_fail_on_is_a_ci_gate() -> None:
-    report = str(sqlite_path("vit_range"))  # worst finding: a warning
+    report = str(sqlite_path("cnn_osrt"))  # worst finding: a warning
     assert run(report, "--fail-on", "warning", "-f", "json").returncode == 1
     assert run(report, "--fail-on", "error", "-f", "json").returncode == 0
     assert run(report, "-f", "json").returncode == 0
@@ -88,11 +102,11 @@ def test_text_and_markdown(tmp_path: Path) -> None:
 def test_nsys_with_ncu_and_ncu_alone() -> None:
     both = run(str(sqlite_path("vit_amp")), str(ncu_path("vit_full")), "-f", "json")
     assert both.returncode == 0, both.stderr
-    sources = {f["source"] for f in json.loads(both.stdout)}
+    sources = {f["source"] for f in findings(both.stdout)}
     assert sources == {"nsys-analyze", "tuiperf", "ncu"}
     alone = run(str(ncu_path("vit_full")), "-f", "json", "--rule", "ncu_occupancy")
     assert alone.returncode == 0, alone.stderr
-    assert {f["rule"] for f in json.loads(alone.stdout)} == {"occupancy_limited"}
+    assert {f["rule"] for f in findings(alone.stdout)} == {"occupancy_limited"}
 
 
 def test_usage_errors_are_one_line() -> None:
@@ -147,7 +161,7 @@ def test_analysis_does_not_import_textual() -> None:
 def test_json_rows_limits_evidence_but_not_count() -> None:
     res = run(str(sqlite_path("cnn_osrt")), "--format", "json", "--rows", "2")
     assert res.returncode == 0, res.stderr
-    by_rule = {f["rule"]: f for f in json.loads(res.stdout)}
+    by_rule = {f["rule"]: f for f in findings(res.stdout)}
     lc = by_rule["layout_conversion"]
     assert len(lc["evidence"]) == 2 and lc["count"] == 847
     assert all(len(f["evidence"]) <= 2 for f in by_rule.values())
@@ -155,19 +169,30 @@ def test_json_rows_limits_evidence_but_not_count() -> None:
 
 def test_kernel_scoped_findings_name_their_kernel() -> None:
     res = run(str(sqlite_path("cnn_osrt")), "--format", "json", "--rule", "layout_conversion")
-    (f,) = json.loads(res.stdout)
+    (f,) = findings(res.stdout)
     assert f["scope"] == "kernel: nchwToNhwcKernel, nhwcToNchwKernel"  # most GPU time first
     assert f["kernel"] == "nchwToNhwcKernel"
     assert f["kernels"] == ["nchwToNhwcKernel", "nhwcToNchwKernel"]
 
 
 def test_percentages_are_of_the_profiled_span() -> None:
-    """h100_2gpu_1s: the session ran 296 s, the trace's events span 969 ms."""
+    """h100_2gpu_1s: the session ran 296 s, the trace's events span 969 ms. Its steps (found
+    from the kernel pattern) make savings shares of steady-state step time; a report
+    without steps has them as shares of the profiled span."""
+    from tests.unit.test_analysis_support import ctx_of
+    from tuiperf.analysis.rank import rank
+    from tuiperf.analysis.torch_rules import RULES
+
     report = str(sqlite_path("h100_2gpu_1s"))
     text = run(report, "--width", "200", "--rows", "0")
     assert "profiled 969 ms" in text.stdout, text.stdout[:200]
-    data = json.loads(run(report, "-f", "json", "--rule", "fp32_no_tensor_cores").stdout)
-    (f,) = data
+    doc = json.loads(run(report, "-f", "json", "--rule", "fp32_no_tensor_cores").stdout)
+    (f,) = doc["findings"]
     assert f["kernel"] and f["kernel"] in f["scope"]
-    assert f["est_saving_pct"] == pytest.approx(100 * f["est_saving_ns"] / 969e6, abs=0.1)
-    assert f["est_saving_pct"] > 1.5  # 19.4 ms of 969 ms, not 0.01 %
+    steady = doc["budget"]["kinds"]["steady"]["wall_ns"]
+    assert f["est_saving_pct"] == pytest.approx(100 * f["est_saving_ns"] / steady, abs=0.01)
+    ctx = ctx_of("h100_2gpu_1s")
+    (g,) = rank(RULES["fp32_no_tensor_cores"](ctx), ctx.profiled_ns)
+    assert g.est_saving_ns is not None and g.est_saving_pct is not None
+    assert g.est_saving_pct == pytest.approx(100 * g.est_saving_ns / 969e6, abs=0.1)
+    assert g.est_saving_pct > 1.5  # 19.4 ms of 969 ms, not 0.01 %

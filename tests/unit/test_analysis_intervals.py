@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuiperf.analysis.arrays import join_keys, like
 from tuiperf.analysis.intervals import Union, overlap_sum
+from tuiperf.model.arrays import join_keys, like
 
 spans = st.lists(st.tuples(st.integers(0, 200), st.integers(0, 50)), min_size=0, max_size=30)
 

@@ -6,10 +6,11 @@ import pyarrow as pa
 import pytest
 
 from tests.unit.test_analysis_support import ctx_of, kineto_trace, ncu_of, trace_of
-from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU, groups, signature_key
+from tuiperf.analysis.kernel_levers import fix_for_kernel
+from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU
+from tuiperf.model.ncu_groups import groups, signature_key
 from tuiperf.model.trace import Trace
 
 
@@ -42,7 +43,7 @@ def test_ncu_own_results_keep_their_speedup() -> None:
 
 def test_nsys_weighting_uses_the_kernels_total_time() -> None:
     km, ctx = ncu_of("vit_full"), ctx_of("vit_amp")
-    gs = {g.key: g for g in groups(km, ctx)}
+    gs = {g.key: g for g in groups(km, ctx.trace)}
     matched = [g for g in gs.values() if g.nsys_ns is not None]
     assert len(matched) == len(gs)  # every profiled kernel is found by mangled name
     conv = next(g for g in matched if "implicit_convolve" in g.name)
@@ -70,7 +71,7 @@ def test_lstm_basic_default_set() -> None:
 def test_kineto_trace_weighs_ncu_kernels_by_demangled_name() -> None:
     """A torch.profiler trace has no mangled names: its kernel name is the demangled one."""
     km, ctx = ncu_of("lstm_basic"), Ctx(kineto_trace("lstm"))
-    gs = groups(km, ctx)
+    gs = groups(km, ctx.trace)
     assert all(g.nsys_ns is not None for g in gs)  # templates and lambdas included
     gemm = next(
         g for g in gs if g.name.startswith("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64")
@@ -99,17 +100,20 @@ def test_signature_key_reads_ncu_and_itanium_spellings_alike() -> None:
 
 
 def test_short_names_match_only_one_kernel() -> None:
-    """With no demangled match, the short name decides, unless it is several kernels
-    (Kineto's CUTLASS kernels are all `Kernel2`)."""
+    """With no demangled match, a short name that one kernel of the trace has makes the
+    launches similar, never linked or weighed (another template instance, another program);
+    a short name of several kernels (Kineto's CUTLASS kernels are all `Kernel2`) not even
+    that."""
     km, trace = ncu_of("lstm_basic"), kineto_trace("lstm")
     kt = trace.table("kernels")
     spelt = pa.array([f"{n} [other spelling]" for n in kt["name"].to_pylist()])
     kt = kt.set_column(kt.schema.get_field_index("name"), "name", spelt)
-    by = {g.name: g for g in groups(km, Ctx(Trace({**trace.tables, "kernels": kt}, trace.meta)))}
+    by = {g.name: g for g in groups(km, Trace({**trace.tables, "kernels": kt}, trace.meta))}
     cutlass = next(g for n, g in by.items() if "Kernel2" in n)
-    assert cutlass.nsys_rows is None  # not the 936 launches of every Kernel2
+    assert cutlass.nsys_rows is None and cutlass.similar_rows is None  # every Kernel2
     rnn = next(g for n, g in by.items() if "elemWiseRNNcell" in n)
-    assert rnn.nsys_rows is not None and len(rnn.nsys_rows) == 768
+    assert rnn.nsys_rows is None and rnn.nsys_ns is None
+    assert rnn.similar_rows is not None and len(rnn.similar_rows) == 768
 
 
 @pytest.mark.parametrize("ncu_rule", ["UncoalescedGlobalAccess", "TheoreticalOccupancy"])
@@ -124,7 +128,9 @@ def test_tuiperf_reading_and_ncu_rule_are_one_finding(ncu_rule: str) -> None:
     assert len(conv) == 1
     (f,) = conv
     assert f.source == "ncu" and f.metrics["tuiperf_rule"] == mine
-    assert f.fix.text == fixes.fix_for(mine).text and f.fix.snippet  # the PyTorch-level fix
+    # the PyTorch-level fix for this kind of kernel: a cuDNN convolution, so its layout/dtype
+    assert f.fix.text == fix_for_kernel(mine, f.kernel or "").text and f.fix.snippet
+    assert "cuDNN library code" in f.fix.text
     assert f.evidence.rows["table"][0].as_py() == "kernels"
     assert "ncu:" in f.message and not f.message.startswith("void ")
     own = {(f.kernel, f.est_saving_ns) for f in res.findings if f.rule.startswith("ncu:")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -38,6 +39,8 @@ def assert_one_line_error(res: subprocess.CompletedProcess[str], code: int) -> N
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith("tuiperf: error: ")
     assert "Traceback" not in res.stderr
+    # the CLI's last resort for an exception nobody turned into a clear error: a bug
+    assert "internal error" not in lines[0], lines[0]
 
 
 def cache_is_clean(cache: Path) -> bool:
@@ -58,10 +61,20 @@ def _truncated(src: Path, dst: Path, frac: float) -> Path:
     return dst
 
 
+#: seeds of the random bytes: each case is the same file on every run
+SEED = 17
+
+
+def _random_bytes(n: int, seed: int = SEED) -> bytes:
+    return random.Random(seed).randbytes(n)
+
+
 def _corrupt_pages(src: Path, dst: Path) -> Path:
+    """512 random bytes in every third 4 KiB page from the third on."""
     data = bytearray(src.read_bytes())
+    rng = random.Random(SEED)
     for off in range(8192, len(data), 4096 * 3):
-        data[off : off + 512] = os.urandom(512)
+        data[off : off + 512] = rng.randbytes(512)
     dst.write_bytes(bytes(data))
     return dst
 
@@ -141,8 +154,11 @@ def _mkdir(path: Path) -> Path:
 
 CASES = {
     "empty file": lambda d, s: _write(d / "empty.sqlite", b""),
-    "random bytes .nsys-rep": lambda d, s: _write(d / "r.nsys-rep", os.urandom(4096)),
-    "random bytes .sqlite": lambda d, s: _write(d / "r.sqlite", os.urandom(4096)),
+    "random bytes .nsys-rep": lambda d, s: _write(d / "r.nsys-rep", _random_bytes(4096)),
+    "random bytes .sqlite": lambda d, s: _write(d / "r.sqlite", _random_bytes(4096)),
+    "SQLite header then random bytes": lambda d, s: _write(
+        d / "h.sqlite", s.read_bytes()[:100] + _random_bytes(4096 * 8 - 100)
+    ),
     "truncated sqlite 30%": lambda d, s: _truncated(s, d / "t30.sqlite", 0.3),
     "truncated sqlite 90%": lambda d, s: _truncated(s, d / "t90.sqlite", 0.9),
     "corrupt pages": lambda d, s: _corrupt_pages(s, d / "c.sqlite"),

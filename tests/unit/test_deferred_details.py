@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import schema
 from tuiperf.load.open import OpenOptions, open_trace
 
 
@@ -56,7 +56,7 @@ def test_details_are_kept_in_the_cache_entry(nsys_dir: Path, tmp_path: Path):
 
 def test_detail_and_derived_files_get_the_entry_mode(nsys_dir: Path, tmp_path: Path):
     """Files added to an entry later follow the umask like the rest (not mkstemp's 0600)."""
-    from tuiperf.model.summaries import compute_cached
+    from tuiperf.summaries.reports import compute_cached
 
     trace = open_trace(nsys_dir / "vit_range.sqlite", _opts(tmp_path, defer=True))
     trace.table("kernels", ["registers"])

@@ -12,24 +12,21 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import nsys_reference, nsys_report
+from tuiperf import export
 from tuiperf.cli import main
-from tuiperf.commands import export as export_cmd
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query
 
-REPORT = SHARED / "nsys" / "cnn_osrt.sqlite"
-REF = SHARED / "nsys" / "reference"
-
 
 @pytest.fixture(scope="module")
 def events() -> Events:
-    return Events(open_trace(REPORT, OpenOptions(use_cache=False)))
+    return Events(open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False)))
 
 
 def _run(*args: str) -> int:
-    return main(["export", str(REPORT), "-q", *args])
+    return main(["export", str(nsys_report("cnn_osrt")), "-q", *args])
 
 
 def _read_csv(path: Path, delimiter: str = ",") -> list[list[str]]:
@@ -76,12 +73,13 @@ def test_existing_file_is_kept_without_force(
 ) -> None:
     out = tmp_path / "k.csv"
     out.write_text("precious\n")
-    assert _run("--limit", "1", "-o", str(out)) == 1
+    assert _run("--limit", "1", "-o", str(out)) == 2  # a usage error: 1 means a bad report
     err = capsys.readouterr().err
     assert err.startswith("tuiperf: error:") and "--force" in err and err.count("\n") == 1
     assert out.read_text() == "precious\n"
     assert _run("--limit", "1", "-o", str(out), "--force") == 0
     assert out.read_text().startswith("start_ns,")
+    assert _run("--limit", "1", "-o", str(tmp_path)) == 2  # a folder
 
 
 @pytest.mark.parametrize("exc", [OSError(28, "No space left on device"), KeyboardInterrupt()])
@@ -92,7 +90,7 @@ def test_a_failed_write_leaves_no_file(
         sink.write(b"start_ns,end_ns\n1,2\n")
         raise exc
 
-    monkeypatch.setattr(export_cmd, "_write_bytes", broken)
+    monkeypatch.setattr(export, "_write_bytes", broken)
     out = tmp_path / "k.csv"
     rc = _run("-o", str(out))
     assert rc == (130 if isinstance(exc, KeyboardInterrupt) else 1)
@@ -105,7 +103,7 @@ def test_summary_equals_cuda_gpu_kern_sum(tmp_path: Path) -> None:
     rows = _read_csv(out)
     assert rows[0] == ["time_pct", "total_ns", "instances", "avg_ns", "med_ns", "min_ns",
                        "max_ns", "stddev_ns", "name"]  # fmt: skip
-    with open(REF / "stats_cnn_osrt_cuda_gpu_kern_sum.csv", newline="") as f:
+    with open(nsys_reference("stats_cnn_osrt_cuda_gpu_kern_sum.csv"), newline="") as f:
         ref = list(csv.reader(f))[1:]
     got = [[r[1], r[2], r[5], r[6], r[8]] for r in rows[1:]]
     assert got == [[r[1], r[2], r[5], r[6], r[8]] for r in ref]
@@ -188,7 +186,7 @@ def test_bad_arguments_are_one_line_usage_errors(
 def test_write_table_to_a_text_stream_without_buffer() -> None:
     buf = io.StringIO()
     t = pa.table({"name": ["a,b", 'q"x'], "bytes": [1, None]})
-    assert export_cmd.write_table(buf, t) == 2
+    assert export.write_table(buf, t) == 2
     assert list(csv.reader(io.StringIO(buf.getvalue()))) == [["name", "bytes"], ["a,b", "1"],
                                                               ['q"x', ""]]  # fmt: skip
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import tuiperf
+from tuiperf.cli import build_parser, main
 
 HEADLESS = sorted(
     m.name
@@ -63,3 +64,26 @@ def test_python_m_equals_console_script(nsys_dir) -> None:  # type: ignore[no-un
     )
     assert a.returncode == b.returncode == 0
     assert a.stdout == b.stdout and a.stdout.startswith("Time (%),")
+
+
+def test_help_lists_the_viewers_options(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tuiperf --help` shows what `tuiperf REPORT` takes, not only the subcommands."""
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    viewer = text[text.index("viewer options") :]
+    assert "--ascii" in viewer and "--no-mouse" in viewer
+
+
+def test_viewer_options_before_a_subcommand_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--ascii", "summary", "x.sqlite"])
+    assert done.value.code == 2
+    assert "options of the viewer" in capsys.readouterr().err
+
+
+def test_a_subcommands_own_ascii_option_is_its_own() -> None:
+    """`analyze --ascii` is analyze's option, not the viewer's (same spelling)."""
+    args = build_parser().parse_args(["analyze", "x.sqlite", "--ascii"])
+    assert args.ascii and not args.viewer_ascii

@@ -13,8 +13,8 @@ import pytest
 from tuiperf.errors import BadReportError
 from tuiperf.load import kineto_stream
 from tuiperf.load.kineto import load_kineto
-from tuiperf.model.stats import compute
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.stats import compute
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kineto"
 

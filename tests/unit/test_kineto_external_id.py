@@ -13,8 +13,8 @@ import pytest
 
 from tuiperf.load.kineto import load_kineto
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model import ops
 from tuiperf.model.trace import Trace
+from tuiperf.summaries import ops
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kineto"
 GPU = {"kernel": "kernels", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}

@@ -11,12 +11,12 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.kineto import load_kineto, memcpy_kinds, short_kernel_name, thread_label
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.cells import csv_rows
-from tuiperf.model.stats import compute
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.cells import csv_rows
+from tuiperf.summaries.stats import compute
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kineto"
 TRACES = ("kineto_cnn", "kineto_lstm", "kineto_vit")

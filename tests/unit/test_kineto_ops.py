@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tuiperf.load.kineto import load_kineto
-from tuiperf.model import ops, summaries
 from tuiperf.model.trace import Trace
+from tuiperf.summaries import ops, reports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kineto"
 
@@ -29,8 +29,8 @@ def events(raw: dict, cat: str) -> list[dict]:
 
 
 def test_registered_under_ops() -> None:
-    assert summaries.resolve("ops") == "op_sum"
-    assert summaries.source_tables("op_sum") == ("nvtx",)
+    assert reports.resolve("ops") == "op_sum"
+    assert reports.source_tables("op_sum") == ("nvtx",)
 
 
 def test_calls_and_host_totals_match_the_trace(case) -> None:
@@ -38,7 +38,7 @@ def test_calls_and_host_totals_match_the_trace(case) -> None:
     want: dict[str, list[int]] = defaultdict(list)
     for e in events(raw, "cpu_op"):
         want[e["name"]].append(round(e["dur"] * 1000))
-    rows = summaries.compute(trace, "op_sum").data.to_pylist()
+    rows = reports.compute(trace, "op_sum").data.to_pylist()
     assert {r["name"]: (r["count"], r["total_ns"]) for r in rows} == {
         n: (len(d), sum(d)) for n, d in want.items()
     }
@@ -97,4 +97,4 @@ def test_nsys_trace_gives_an_empty_op_summary(nsys_dir: Path) -> None:
     from tuiperf.load.open import OpenOptions, open_trace
 
     trace = open_trace(nsys_dir / "vit_range.sqlite", OpenOptions(use_cache=False))
-    assert summaries.compute(trace, "op_sum").num_rows == 0
+    assert reports.compute(trace, "op_sum").num_rows == 0

@@ -8,8 +8,8 @@ import pytest
 
 from tuiperf.cli import main
 from tuiperf.load.kineto import load_kineto
-from tuiperf.model import summaries
 from tuiperf.model.trace import Trace
+from tuiperf.summaries import reports
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "kineto" / "kineto_cnn.json.gz"
 TOP = 8
@@ -31,7 +31,7 @@ def test_op_names_show_whole(capsys, tmp_path: Path, width: int) -> None:
     assert header[-1] == "Name"
     assert {"Time", "Self", "Calls"} <= set(header)  # the main numbers stay
     trace = Trace(*load_kineto(TRACE, None))
-    names = summaries.compute(trace, "op_sum").data["name"].to_pylist()[:TOP]
+    names = reports.compute(trace, "op_sum").data["name"].to_pylist()[:TOP]
     shown = [n for n in names if len(n) <= 28]
     assert len(shown) >= TOP // 2
     for name in shown:

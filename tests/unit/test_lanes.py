@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
+import pyarrow.ipc as pa_ipc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,9 +190,17 @@ def test_lane_index_from_the_cache_equals_a_fresh_build(nsys_dir: Path, tmp_path
 def test_a_damaged_lane_index_is_rebuilt(nsys_dir: Path, tmp_path: Path):
     opts = OpenOptions(cache_dir=tmp_path)
     want = _lane_arrays(open_trace(nsys_dir / "vit_range.sqlite", opts))
-    for p in tmp_path.rglob("lane-index-*.arrow"):
+    damaged = sorted(tmp_path.rglob("lane-index-*.arrow"))
+    assert damaged, "no lane index in the cache entry: nothing to damage"
+    for p in damaged:
         p.write_bytes(b"not arrow")
-    got = _lane_arrays(open_trace(nsys_dir / "vit_range.sqlite", opts))
+    again = open_trace(nsys_dir / "vit_range.sqlite", opts)
+    assert again.meta.from_cache  # the tables come from the entry whose index is damaged
+    got = _lane_arrays(again)
+    for p in damaged:  # rebuilt and stored again, whole
+        assert p.exists() and p.read_bytes() != b"not arrow", f"{p.name} was not rebuilt"
+        assert pa_ipc.open_file(p).read_all().num_rows > 0, p.name
+    assert want and got.keys() == want.keys()
     for key in want:
         for a, b in zip(want[key], got[key]):
             np.testing.assert_array_equal(a, b)

@@ -32,7 +32,7 @@ def test_autograd_kernel_has_context_only_by_time(vit):
     row = first_kernel_of_thread(vit, 12579)
     d = describe(vit, "kernels", row)
     assert d.nvtx.own == []
-    assert d.nvtx.lines()[0] == "none on the launching thread pt_autograd_0 (12579)"
+    assert d.nvtx.lines()[0] == "no NVTX range open on its launching thread, pt_autograd_0 (12579)"
     ((thread, ranges),) = d.nvtx.others.items()
     assert thread == "python3 (12522)"
     assert [r.text for r in ranges] == ["step 3", "backward"]
@@ -55,4 +55,32 @@ def test_an_event_outside_every_range_says_so(vit):
     index = NvtxIndex(vit)
     ctx = index.context(12522, 12522, 0)
     assert ctx.empty
-    assert ctx.lines()[-1] == "this event has no NVTX context"
+    assert ctx.lines() == [
+        "no NVTX range was open at this time, on its launching thread, python3 (12522) or any "
+        "other thread"
+    ]
+
+
+def _kineto(name: str) -> Trace:
+    return open_trace(Path(__file__).parents[1] / "data" / "kineto" / name, OpenOptions())
+
+
+@pytest.mark.parametrize("report", ["vit_range", "cnn_osrt", "kineto_cnn.json.gz"])
+def test_nvtx_sentences_read_right_on_every_event_kind(report: str, nsys_dir: Path) -> None:
+    trace = (
+        _kineto(report)
+        if report.startswith("kineto")
+        else open_trace(nsys_dir / f"{report}.sqlite", OpenOptions(use_cache=False))
+    )
+    seen = set()
+    for table in ("kernels", "memcpy", "memset", "api", "osrt", "nvtx"):
+        n = trace.table(table).num_rows
+        for row in sorted({0, n // 3, n // 2, n - 1}) if n else []:
+            lines = describe(trace, table, row).nvtx.lines()
+            role = "launching thread" if table in ("kernels", "memcpy", "memset") else "thread"
+            assert f"its {role}, " in lines[0], (table, lines)
+            for line in lines:
+                assert "the its" not in line and "thread thread" not in line, (table, line)
+                assert "none on" not in line and "(None)" not in line, (table, line)
+            seen.add(table)
+    assert {"kernels", "api"} <= seen

@@ -300,10 +300,26 @@ def _printed_tolerance(cell: str) -> float:
     return 0.5 * 10 ** -(len(digits.partition(".")[2]))
 
 
+#: details-page metrics the raw page prints in a bigger unit with fewer digits: the raw page
+#: (`--page raw`) writes these rates in the unit named, to 6 decimals (1.962744 Ghz), where the
+#: details page with base units prints them to the hundredth (1,962,743,615.59 hz); so they
+#: can agree only to the raw page's precision, half a unit of its 6th decimal
+_RAW_PRINTS_SCALED = {
+    # raw dram__cycles_elapsed.avg.per_second
+    ("GPU Speed Of Light Throughput", "DRAM Frequency"): "Ghz",
+    # raw gpc__cycles_elapsed.avg.per_second
+    ("GPU Speed Of Light Throughput", "SM Frequency"): "Ghz",
+    # raw dram__bytes.sum.per_second (Tbyte/s in vit_full; lstm_basic agrees to the digit)
+    ("Memory Workload Analysis", "Memory Throughput"): "Tbyte/s",
+}
+
+
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
 def test_raw_page_metrics_get_the_details_page_names(ncu_dir: Path, name: str) -> None:
     """The raw page names metrics by id; tuiperf shows them under ncu's section and label
-    (ncu_labels.json), with the values the details page prints, at the raw page's precision."""
+    (ncu_labels.json), with the values the details page prints, at the raw page's precision:
+    every metric of the details page, each agreeing, the few in _RAW_PRINTS_SCALED to the
+    raw page's 6 decimals."""
     import csv as _csv
 
     km = km_of(page(ncu_dir, name, "raw"))
@@ -315,20 +331,26 @@ def test_raw_page_metrics_get_the_details_page_names(ncu_dir: Path, name: str) -
     ref = [
         r for r in _csv.DictReader(page(ncu_dir, name, "details_base").open()) if r["Metric Name"]
     ]
-    found = agree = 0
+    assert ref
+    missing, differ = [], []
     for r in ref:
-        hit = ours.get((int(r["ID"]), r["Section Name"], r["Metric Name"]))
+        where = (int(r["ID"]), r["Section Name"], r["Metric Name"])
+        hit = ours.get(where)
         if hit is None:
+            missing.append(where)
             continue
-        found += 1
         got, text = hit
         try:
             want = float(r["Metric Value"].replace(",", ""))
         except ValueError:
-            agree += text == r["Metric Value"]
+            if text != r["Metric Value"]:
+                differ.append((where, text, r["Metric Value"]))
             continue
-        agree += (
-            got is not None and abs(got - want) <= _printed_tolerance(r["Metric Value"]) * 1.0001
-        )
-    assert found >= 0.95 * len(ref), (found, len(ref))
-    assert agree >= 0.95 * found, (agree, found)  # the raw page rounds a few rates
+        tol = _printed_tolerance(r["Metric Value"])
+        scaled = _RAW_PRINTS_SCALED.get(where[1:])
+        if scaled is not None:
+            tol = max(tol, 0.5e-6 * to_base(scaled)[0])
+        if got is None or abs(got - want) > tol * 1.0001:
+            differ.append((where, got, r["Metric Value"]))
+    assert not missing, f"{len(missing)} of {len(ref)} details metrics missing: {missing[:5]}"
+    assert not differ, f"{len(differ)} of {len(ref)} differ: {differ[:5]}"

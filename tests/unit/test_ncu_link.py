@@ -178,10 +178,14 @@ def test_by_kernel_name_when_the_trace_has_no_mangled_names(nsys_dir: Path, vit:
 
 
 def test_unmatched_both_ways(nsys_dir: Path, vit: KernelMetrics, lstm: KernelMetrics):
-    """The LSTM's ncu report against the ViT trace: nothing in common but elementwise ops."""
+    """The LSTM's ncu report against the ViT trace: nothing in common but elementwise ops,
+    launched with other grids: similar, not linked."""
     trace = _trace(nsys_dir, "vit_range")
     link = L.build_link(trace, lstm)
-    assert 0 < len(link.unmatched_ncu) < len(lstm)
+    assert link.unmatched_ncu == lstm.kernel_ids() and not link.mask.any()
+    assert 0 < len(link.similar_of) < len(lstm)
+    kid = next(iter(link.similar_of))
+    assert link.note_for(kid).startswith("not linked: ")
     assert not link.has(-1) and link.best_for_row(10**9) is None
     assert link.describe(int(np.flatnonzero(~link.mask)[0])) == "no ncu result"
 
@@ -194,3 +198,36 @@ def test_empty_inputs(nsys_dir: Path, vit: KernelMetrics):
     no_kernels = Trace({n: t for n, t in trace.tables.items() if n != "kernels"}, trace.meta)
     link = L.build_link(no_kernels, vit)
     assert len(link.mask) == 0 and link.unmatched_ncu == vit.kernel_ids()
+
+
+def _config(trace: Trace, row: int) -> tuple:
+    k = trace.table("kernels").slice(row, 1).to_pylist()[0]
+    return tuple(k[f"{p}_{a}"] for p in ("grid", "block") for a in "xyz")
+
+
+@pytest.mark.parametrize(("timeline", "ncu"), [("vit_amp", "lstm"), ("vit_range", "lstm")])
+def test_links_need_the_exact_kernel_and_launch_configuration(
+    nsys_dir: Path, timeline: str, ncu: str, request: pytest.FixtureRequest
+) -> None:
+    """Reports of two programs: a link means the same mangled name and grid/block; the rest
+    of what looks alike (same short name, other template arguments or grid) is only
+    `similar`, and every view counts links the same way."""
+    km: KernelMetrics = request.getfixturevalue(ncu)
+    trace = _trace(nsys_dir, timeline)
+    link = L.build_link(trace, km)
+    kt = trace.table("kernels")
+    for kid in link.linked_ids:
+        k = km.kernel(kid)
+        for row in link.rows_for(kid).tolist():
+            assert kt["mangled_name"][row].as_py() == k.mangled
+            assert _config(trace, row) == (*k.grid, *k.block)
+    for kid, rows in link.similar_of.items():
+        assert not set(rows.tolist()) & set(link.rows_for(kid).tolist())
+    assert link.similar_of  # the two programs share kernels that look alike
+    # the header, the notification and `info` say the same count
+    from tuiperf.model.link_facts import link_facts
+
+    facts = link_facts(trace, km, link)
+    assert len(facts.kernels) == len(link.linked_ids) == len(km) - len(link.unmatched_ncu)
+    assert facts.summary_line() == link.count_line(len(km))
+    assert facts.summary_line().startswith(f"{len(link.linked_ids)} of {len(km)} ncu results")

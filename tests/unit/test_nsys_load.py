@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 import pytest
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model import stats
-from tuiperf.model.cells import csv_rows
+from tuiperf.summaries import stats
+from tuiperf.summaries.cells import csv_rows
 
 NO_CACHE = OpenOptions(use_cache=False)
 

@@ -157,6 +157,10 @@ def test_older_sibling_is_ignored(workdir: Path) -> None:
         env={"TUIPERF_NSYS": str(workdir / "no-such-nsys"), "PATH": "/usr/bin:/bin"},
     )
     assert_one_line_error(res, 3)
+    # the user is told the export exists and why it was not used
+    assert "vit_range.sqlite beside the report is 100 s older than vit_range.nsys-rep" in res.stderr
+    # the user is told the export exists and why it was not used
+    assert "vit_range.sqlite beside the report is 100 s older than vit_range.nsys-rep" in res.stderr
 
 
 def test_killed_export_leaves_no_debris(workdir: Path) -> None:

@@ -5,24 +5,20 @@ from __future__ import annotations
 import csv
 import re
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import nsys_reference, nsys_report
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.cells import round_strings
 from tuiperf.model.query import Events, Query, QueryError
 from tuiperf.model.trace import Trace
-
-NSYS = SHARED / "nsys"
-REF = NSYS / "reference"
+from tuiperf.summaries.cells import round_strings
 
 
 def _open(name: str) -> Trace:
-    return open_trace(NSYS / f"{name}.sqlite", OpenOptions(use_cache=False))
+    return open_trace(nsys_report(name), OpenOptions(use_cache=False))
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +60,7 @@ def _summary_rows(ev: Events, kind: str) -> list[list[str]]:
 
 
 def _reference(report: str, name: str) -> list[list[str]]:
-    with open(REF / f"stats_{report}_{name}.csv", newline="", encoding="utf-8") as f:
+    with open(nsys_reference(f"stats_{report}_{name}.csv"), newline="", encoding="utf-8") as f:
         return list(csv.reader(f))[1:]
 
 
@@ -218,7 +214,7 @@ def test_filtered_sort_equals_sorted_filter(cnn: Events, text: str) -> None:
 def test_nulls_sort_last_both_ways() -> None:
     import pyarrow as pa
 
-    from tuiperf.load import schema
+    from tuiperf import schema
     from tuiperf.model.query import EventTable
     from tuiperf.model.trace import TraceMeta
 
@@ -289,7 +285,7 @@ def test_fit_drops_low_priority_columns_first() -> None:
 
 
 def test_fixtures_exist() -> None:
-    assert Path(NSYS / "cnn_osrt.sqlite").exists()
+    assert nsys_report("cnn_osrt").exists()
 
 
 def test_parse_duration() -> None:

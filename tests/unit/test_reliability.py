@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, REPO, SHARED
+from tests.conftest import DATA, REPO
 from tests.unit.test_bad_input import cache_is_clean, digest
 
 Maker = Callable[[Path, Path], Path]
@@ -273,14 +273,15 @@ def test_report_changing_while_converted(
 ) -> None:
     from tuiperf.errors import BadReportError
     from tuiperf.load.open import OpenOptions, open_trace
+    from tuiperf.load.progress import Progress
 
     report = tmp_path / "growing.sqlite"
     shutil.copy(nsys_dir / "vit_range.sqlite", report)
-    touched: list[str] = []
+    touched: list[Progress] = []
 
-    def progress(msg: str) -> None:  # the profiler is still writing the file
-        if msg.startswith("read tables") and not touched:
-            touched.append(msg)
+    def progress(step: Progress) -> None:  # the profiler is still writing the file
+        if step.phase == "read tables" and not touched:
+            touched.append(step)
             with report.open("ab") as f:
                 f.write(b"\0" * 4096)
 
@@ -299,9 +300,7 @@ def test_report_changing_while_converted(
 def big_report(tmp_path_factory: pytest.TempPathFactory, nsys_dir: Path) -> Path:
     """vit_range tiled x150 (about 380k kernels): long enough to be interrupted."""
     out = tmp_path_factory.mktemp("tiled") / "vit_range_x150.sqlite"
-    tool = SHARED.parent / "tools" / "scale_nsys.py"
-    if not tool.exists():
-        pytest.skip("../shared/tools/scale_nsys.py is not beside the checkout")
+    tool = REPO / "scripts" / "scale_nsys.py"
     subprocess.run(
         [sys.executable, str(tool), str(nsys_dir / "vit_range.sqlite"), str(out), "--times", "150"],
         check=True,

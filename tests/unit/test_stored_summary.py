@@ -18,11 +18,11 @@ import pytest
 
 from tests.conftest import DATA, REPO
 from tuiperf.cli import main
-from tuiperf.model.cells import round_strings
-from tuiperf.model.report_names import REPORT_NAMES
-from tuiperf.model.stored_report import round_cell
+from tuiperf.summaries.cells import round_strings
+from tuiperf.summaries.names import REPORT_NAMES
+from tuiperf.summaries.rows import round_cell
 
-NSYS = [n for n in REPORT_NAMES if n != "op_sum"]
+NSYS = [n for n in REPORT_NAMES if n not in ("op_sum", "step_budget")]  # nsys stats ones
 FORMATS = [["--csv"], ["-f", "json"], ["-f", "table", "--top", "0", "--width", "140"]]
 
 
@@ -47,7 +47,7 @@ def test_stored_copy_prints_what_computing_prints(
         args = ["summary", str(nsys_dir / f"{report}.sqlite"), "-r", name, *fmt]
         first, second = _twice([*args, "--cache-dir", str(cache)], capsys)
         assert second == first, name
-        if name != "cuda_gpu_trace":  # longer than stored_summary.MAX_ROWS rows at times
+        if name != "cuda_gpu_trace":  # longer than stored.MAX_ROWS rows at times
             assert len(_stored_copies(cache)) == 1, name
 
 

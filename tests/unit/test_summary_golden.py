@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import NSYS_REPORTS
 from tuiperf.cli import main
-from tuiperf.model.stats import REPORTS
+from tuiperf.summaries.stats import REPORTS
 
 
 @pytest.mark.parametrize("report", NSYS_REPORTS)

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tuiperf.model.fmt import duration_sig
 from tuiperf.model.timeline import (
     ZOOM_FACTOR,
     Viewport,
     ZoomStack,
     bin_columns,
-    format_duration,
     nice_step,
     scale_label,
     ticks,
@@ -139,7 +139,7 @@ def test_scale_label_matches_the_ux_example():
     [(2100, "2.1 µs"), (480, "480 ns"), (12e6, "12 ms"), (1.25e9, "1.2 s"), (1, "1.0 ns")],
 )
 def test_format_duration(ns, text):
-    assert format_duration(ns) == text
+    assert duration_sig(ns) == text
 
 
 def test_binning_matches_edges():

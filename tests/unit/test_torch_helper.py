@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 
 import tuiperf.torch as tt  # noqa: E402
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402
-from tuiperf.model import ops, summaries  # noqa: E402
 from tuiperf.model.trace import Trace  # noqa: E402
+from tuiperf.summaries import ops, reports  # noqa: E402
 
 STEPS = 3
 
@@ -76,7 +76,7 @@ def test_ops_nest_inside_their_steps(trace: Trace) -> None:
 
 
 def test_op_summary_and_durations(trace: Trace) -> None:
-    rows = {r["name"]: r for r in summaries.compute(trace, "op_sum").data.to_pylist()}
+    rows = {r["name"]: r for r in reports.compute(trace, "op_sum").data.to_pylist()}
     for name in ("aten::conv2d", "aten::linear", "aten::addmm", "aten::relu"):
         assert rows[name]["count"] == STEPS, name
     lin = rows["aten::linear"]

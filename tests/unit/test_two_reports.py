@@ -67,7 +67,7 @@ def test_info_describes_both_and_the_link(nsys_dir, ncu_dir, capsys) -> None:
     rc, out, err = run(
         capsys, "info", str(nsys_path(nsys_dir, "vit_range")), str(rep(ncu_dir, "vit_full"))
     )
-    assert rc == 0 and "7 of 7 ncu results matched" in out
+    assert rc == 0 and "7 of 7 ncu results linked" in out
 
 
 def test_summary_table_gains_ncu_ids_and_csv_stays_nsys_stats(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis.intervals import Union
+from tuiperf.model import arrays as A
 from tuiperf.model.trace import Trace
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.step_budget import Budget
+    from tuiperf.analysis.steps import Steps
 
 GPU_TABLES = ("kernels", "memcpy", "memset")
 
@@ -82,24 +87,21 @@ class Ctx:
         api = self.table("api")
         return A.pid_corr_key(A.ints(api, "pid", -1), A.ints(api, "correlation_id", -1))
 
-    def api_row_of(self, table: str) -> np.ndarray:
+    def api_rows(self, table: str) -> np.ndarray:
         """For each row of a GPU table, its launching API call's row (same pid and
         correlation id), or -1 when the API row is missing (windowed exports)."""
-        return self._api_rows(table)
-
-    def _api_rows(self, table: str) -> np.ndarray:
         cache = self.__dict__.setdefault("_api_rows_cache", {})
         if table not in cache:
             t = self.table(table)
             keys = A.pid_corr_key(A.ints(t, "pid", -1), A.ints(t, "correlation_id", -1))
             cache[table] = A.first_match(keys, self._api_keys)
-        return cache[table]  # type: ignore[no-any-return]
+        return cache[table]
 
     def launch_time(self, table: str) -> np.ndarray:
         """When the CPU asked for each GPU op (its API call's start); the GPU start when the
         API row is missing. NVTX ranges contain launches, not the GPU work."""
         t = self.table(table)
-        rows = self._api_rows(table)
+        rows = self.api_rows(table)
         gpu_start = A.ints(t, "start")
         api_start = A.ints(self.table("api"), "start")
         if len(api_start) == 0:
@@ -108,14 +110,21 @@ class Ctx:
 
     def launch_duration(self, table: str) -> np.ndarray:
         """The CPU duration of each GPU op's launching call; -1 when unknown."""
-        rows = self._api_rows(table)
+        rows = self.api_rows(table)
         dur = A.ints(self.table("api"), "duration")
         if len(dur) == 0:
             return np.full(len(rows), -1, np.int64)
         return np.where(rows >= 0, dur[np.maximum(rows, 0)], -1)
 
     @cached_property
-    def steps(self):  # type: ignore[no-untyped-def]
+    def steps(self) -> Steps:
         from tuiperf.analysis.steps import find_steps
 
         return find_steps(self)
+
+    @cached_property
+    def budget(self) -> Budget | None:
+        """The steady-state step budget (analysis.step_budget), None without steps."""
+        from tuiperf.analysis.step_budget import step_budget
+
+        return step_budget(self)

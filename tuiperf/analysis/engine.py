@@ -17,7 +17,11 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.rank import rank
+from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
+
+#: the finding ranking adds when the others leave the steady steps' idle time unexplained
+UNEXPLAINED = "idle_unexplained"
 
 
 @dataclass
@@ -30,11 +34,11 @@ class AnalyzeOptions:
 def all_rule_ids() -> list[str]:
     from tuiperf.analysis import ncu_rules
 
-    return [*nsys_rules.RULES, *torch_rules.RULES, *ncu_rules.RULES]
+    return [*nsys_rules.RULES, *torch_rules.RULES, UNEXPLAINED, *ncu_rules.RULES]
 
 
 def analyze(
-    trace: Trace | None, ncu: Any = None, options: AnalyzeOptions | None = None
+    trace: Trace | None, ncu: KernelMetrics | None = None, options: AnalyzeOptions | None = None
 ) -> AnalysisResult:
     """Findings for a timeline report, an ncu report (`KernelMetrics`), or both."""
     opts = options or AnalyzeOptions()
@@ -56,7 +60,44 @@ def analyze(
     source = (
         trace.meta.source if trace is not None else str(getattr(ncu, "meta", {}).get("source", ""))
     )
-    return AnalysisResult(rank(findings, profiled), checks, profiled, source)
+    findings, unlinked = _apart_unlinked(findings, ctx is not None)
+    budget = _budget(ctx, checks)
+    if budget is not None:
+        from tuiperf.analysis.budget_rank import rank_by_budget
+
+        gaps = opts.only is None or UNEXPLAINED in opts.only
+        ranked = rank_by_budget(findings, budget, unexplained=gaps)
+    else:
+        ranked = rank(findings, profiled)
+    return AnalysisResult(ranked, checks, profiled, source, budget, unlinked, trace is None)
+
+
+def _apart_unlinked(findings: list[Finding], timeline: bool) -> tuple[list, list]:
+    """With a timeline: the ncu findings whose kernel never ran in it go apart (no saving:
+    they cannot remove any of its time), and the same ncu finding over the same launches
+    is kept once."""
+    if not timeline:
+        return findings, []
+    kept: list[Finding] = []
+    apart: list[Finding] = []
+    seen: set[tuple] = set()
+    for f in findings:
+        if f.source != SOURCE_NCU:
+            kept.append(f)
+            continue
+        rows = f.evidence.rows
+        on = rows["table"][0].as_py() if rows.num_rows else ""
+        key = (f.rule, f.title, on, tuple(rows["row"].to_pylist()))
+        if key in seen:
+            continue
+        seen.add(key)
+        if on == "kernels":
+            kept.append(f)
+        else:
+            f.est_saving_ns = None
+            apart.append(f)
+    apart.sort(key=lambda f: (-int(f.severity), -(f.own_saving_ns or 0), f.rule))
+    return kept, apart
 
 
 def _run(
@@ -81,7 +122,20 @@ def _run(
     checks.append(RuleCheck(rid, source, "found" if found else "clean"))
 
 
-def _ncu_time(ncu: Any) -> int:
+def _budget(ctx: Ctx | None, checks: list[RuleCheck]) -> Any:
+    """The step budget; a report it cannot read keeps the other findings."""
+    if ctx is None:
+        return None
+    try:
+        return ctx.budget
+    except Exception as e:
+        checks.append(
+            RuleCheck("step_budget", SOURCE_TUIPERF, "failed", f"{type(e).__name__}: {e}")
+        )
+        return None
+
+
+def _ncu_time(ncu: KernelMetrics | None) -> int:
     if ncu is None:
         return 0
     col = ncu.kernels.column("duration_ns").to_pylist()

@@ -143,6 +143,10 @@ class Finding:
     est_saving_pct: float | None = None
     #: every kernel name a kernel-scoped finding is about, most GPU time first
     kernels: tuple[str, ...] = ()
+    #: the rule's own estimate, before ranking took the saving from the step budget
+    own_saving_ns: int | None = None
+    #: the step-budget part the finding explains (step_budget.PARTS), set by ranking
+    budget_part: str | None = None
 
     def __post_init__(self) -> None:
         if self.kernel and not self.kernels:
@@ -169,6 +173,8 @@ class Finding:
             "evidence": ev.to_pylist(),
             "est_saving_ns": self.est_saving_ns,
             "est_saving_pct": self.est_saving_pct,
+            "own_saving_ns": self.own_saving_ns,
+            "budget_part": self.budget_part,
             "source": self.source,
             "metrics": self.metrics,
         }
@@ -190,6 +196,22 @@ class AnalysisResult:
     checks: list[RuleCheck]
     profiled_ns: int
     source: str = ""
+    #: the steady-state step budget (step_budget.Budget) when the report has steps
+    budget: Any = None
+    #: with a timeline: ncu findings about kernels that have no launch in it. They cannot
+    #: save any of its time, so they are not ranked with its findings but listed after.
+    unlinked: list[Finding] = field(default_factory=list)
+    #: an Nsight Compute report alone: savings are shares of its kernels' summed duration
+    ncu_only: bool = False
+
+    @property
+    def saving_basis(self) -> str:
+        """What est_saving_pct is a share of."""
+        if self.budget is not None:
+            return f"steady-state step time ({self.budget.n_steady} steps)"
+        if self.ncu_only:
+            return "the profiled kernels' summed duration"
+        return "profiled time (no training steps found: the whole capture)"
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

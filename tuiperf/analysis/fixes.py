@@ -16,8 +16,12 @@ TITLES: dict[str, str] = {
     "pageable_h2d_in_steps": "Pageable host-to-device copies in every training step",
     "dataloader_starvation": "GPU idle while the CPU fetches the next batch",
     "host_sync_per_step": "A host sync in every training step",
-    "launch_bound": "Launch-bound: kernels shorter than their launch",
+    "cpu_bound": "CPU-bound: the GPU waits for the CPU to issue work",
+    "gpu_bound": "GPU-bound: the kernels themselves are the step",
+    "copy_bound": "Copy-bound: the GPU spends the step on transfers",
+    "idle_unexplained": "GPU idle time no rule explains",
     "layout_conversion": "NCHW↔NHWC layout conversion kernels",
+    "top_kernel": "The kernel with the most GPU time",
     "fp32_no_tensor_cores": "FP32 GEMM/conv kernels without tensor cores",
     "tiny_optimizer_kernels": "Many tiny optimizer kernels",
     "alloc_churn": "cudaMalloc/cudaFree inside training steps",
@@ -47,6 +51,10 @@ for step, (x, y) in enumerate(loader):
     if step % 100 == 0:
         print(running.item() / 100)       # one sync every 100 steps
         running.zero_()"""
+
+_GRAPHS = """\
+model = torch.compile(model, mode="reduce-overhead")   # CUDA graphs under the hood
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)   # or foreach=True"""
 
 FIXES: dict[str, Fix] = {
     "cuda_memcpy_async": Fix(
@@ -99,16 +107,36 @@ loader = torch.utils.data.DataLoader(
         "bool(tensor) in an if): accumulate on the GPU and sync every N steps.",
         _SYNC,
     ),
-    "launch_bound": Fix(
-        "The GPU finishes each kernel faster than Python/CUDA can launch the next: capture "
-        "the step with CUDA graphs or torch.compile(mode='reduce-overhead'), fuse small ops, "
-        "or give each kernel more work (larger batch).",
+    "cpu_bound": Fix(
+        "Give the GPU more work per CPU-issued kernel, in this order: a bigger batch; "
+        'torch.compile(mode="reduce-overhead") or CUDA graphs; foreach/fused optimizers; '
+        "fewer small ops.",
+        _GRAPHS,
+    ),
+    "gpu_bound": Fix(
+        "Make the kernels themselves faster: mixed precision (bf16/fp16 autocast) or TF32, "
+        "channels_last for convolutions, torch.compile to fuse elementwise ops; profile the "
+        "top kernels with Nsight Compute (tuiperf ncu).",
         """\
-model = torch.compile(model, mode="reduce-overhead")   # CUDA graphs under the hood
-# or by hand:
-g = torch.cuda.CUDAGraph()
-with torch.cuda.graph(g):
-    static_out = model(static_in)""",
+torch.set_float32_matmul_precision("high")          # TF32 tensor cores
+with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+    loss = loss_fn(model(x), y)""",
+    ),
+    "copy_bound": Fix(
+        "Move fewer bytes, or hide them: keep data on the GPU across steps, send compact "
+        "dtypes (uint8 images, normalise on the GPU), and prefetch the next batch on a side "
+        "stream with non_blocking=True so the copy overlaps compute.",
+        """\
+side = torch.cuda.Stream()
+with torch.cuda.stream(side):
+    nxt = next_batch.to(device, non_blocking=True)     # from pinned memory
+torch.cuda.current_stream().wait_stream(side)""",
+    ),
+    "idle_unexplained": Fix(
+        "Open the report in the TUI and look at the idle gaps of the steady steps (toggle "
+        "the gap colours): what the CPU threads do there is not a known pattern. NVTX "
+        "ranges around the loop's phases (data, forward, backward, optimizer) let the "
+        "budget name more of it."
     ),
     "layout_conversion": Fix(
         "cuDNN runs convolutions in NHWC and converts NCHW tensors around each one. Keep the "

@@ -6,7 +6,8 @@ kernel are grouped by mangled name. With a timeline report too (nsys or torch.pr
 kernel's saving is its ncu speedup times its total GPU time in that report, so a 50 % speedup
 on a kernel that takes 0.1 % of the run ranks below 10 % on one that takes half. Kernels are
 matched by mangled name where the trace has them (nsys), else by demangled name (Kineto's
-kernel name is the demangled one), else by short name when that names one kernel only.
+kernel name is the demangled one), else by short name when that names one kernel only
+(`tuiperf.model.ncu_groups`).
 
 Where tuiperf's reading and ncu's own rule say the same thing about a kernel (uncoalesced
 loads, theoretical occupancy, small grid, tail effect), `merge_readings` makes them one
@@ -15,16 +16,11 @@ finding: ncu's rule, evidence and estimate, tuiperf's PyTorch-level fix.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
@@ -37,8 +33,12 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
+from tuiperf.analysis.kernel_levers import fix_for_kernel
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
-from tuiperf.model.ncu_names import normalize, short_name
+from tuiperf.model.metrics import KernelMetrics, RuleResult, render_message
+from tuiperf.model.ncu_groups import KernelGroup, groups
+from tuiperf.model.trace import Trace
 
 #: Speed Of Light: a unit above this % of peak is "busy" (ncu's SOLBottleneck rule calls
 #: throughput under 60 % of peak low and points at latency)
@@ -66,140 +66,14 @@ _OCC_LIMITS = {
 }
 
 
-@dataclass
-class KernelGroup:
-    """The profiled launches of one kernel, and its weight in the nsys report."""
-
-    key: str
-    name: str  # demangled where known: it tells apart launches that share a short name
-    ids: list[int]
-    ncu_ns: float  # summed ncu duration of the profiled launches
-    nsys_ns: int | None  # total GPU time of this kernel in the nsys report
-    nsys_rows: np.ndarray | None
-
-    @property
-    def rep(self) -> int:
-        return self.ids[0]
-
-    def weight_ns(self) -> float:
-        """The time a speedup applies to: all of the kernel's time in nsys, else ncu's."""
-        return float(self.nsys_ns) if self.nsys_ns is not None else self.ncu_ns
+Rule = Callable[[KernelMetrics, Ctx | None], list[Finding]]
 
 
-Rule = Callable[[Any, Ctx | None], list[Finding]]
+def _trace(ctx: Ctx | None) -> Trace | None:
+    return ctx.trace if ctx is not None else None
 
 
-def groups(km: Any, ctx: Ctx | None) -> list[KernelGroup]:
-    k = km.kernels
-    ids = k.column("id").to_pylist()
-    names = k.column("name").to_pylist()
-    demangled = k.column("demangled").to_pylist()
-    dur = [d or 0.0 for d in k.column("duration_ns").to_pylist()]
-    by: dict[str, KernelGroup] = {}
-    keys = by_keys(km)
-    for i, (kid, key) in enumerate(zip(ids, keys, strict=True)):
-        g = by.get(key)
-        if g is None:
-            label = demangled[i] or names[i] or key
-            g = by[key] = KernelGroup(key, label, [], 0.0, None, None)
-        g.ids.append(kid)
-        g.ncu_ns += dur[i]
-    if ctx is not None and ctx.trace.has("kernels"):
-        _weigh(by, keys, km, ctx)
-    for g in by.values():  # the longest launch speaks for the group
-        g.ids.sort(key=lambda kid: -(km.value(kid, "gpu__time_duration.sum") or 0.0))
-    return list(by.values())
-
-
-def signature_key(name: str) -> str:
-    """A demangled kernel name as ncu and the Itanium demangler (nsys, Kineto) both write it.
-
-    ncu writes parameters with placeholders (`const T1 &`) where the others write the types,
-    lambdas as `[lambda(int) (instance 1)]` not `{lambda(int)#1}`, casts in template
-    arguments (`(int)4`, `(unsigned long)1` for `4`, `1ul`), `void` before nested
-    functions and other spaces. So: casts and integer suffixes go, lambdas become
-    `{lambda#N}`, every parenthesised group (parameter lists) goes, `void` and spaces go."""
-    s = normalize(name)
-    s = _LAMBDA.sub(lambda m: "{lambda#" + (m.group(1) or m.group(2)) + "}", s)
-    while True:
-        s, n = _PARENS.subn("", s)
-        if not n:
-            break
-    s = _INT_SUFFIX.sub(r"\1", _VOID.sub("", s))
-    return _SPACE.sub("", s)
-
-
-_LAMBDA = re.compile(r"\[lambda\([^()]*\) \(instance (\d+)\)\]|\{lambda\([^()]*\)#(\d+)\}")
-_PARENS = re.compile(r"\([^()]*\)")
-_VOID = re.compile(r"\bvoid\b")
-_INT_SUFFIX = re.compile(r"\b(\d+)(?:ull|ul|ll|u|l)\b", re.IGNORECASE)
-_SPACE = re.compile(r"\s+")
-
-
-def _name_index(t: Any, col: str, key: Callable[[str], str]) -> tuple[np.ndarray, dict]:
-    """(row codes, key -> codes) over one name column of the trace's kernels."""
-    if col not in t.column_names:
-        return np.zeros(0, np.int64), {}
-    codes, values = A.codes(t, col)
-    index: dict[str, list[int]] = {}
-    for c, v in enumerate(values):
-        if v:
-            index.setdefault(key(v), []).append(c)
-    index.pop("", None)
-    return codes, index
-
-
-def _weigh(by: dict[str, KernelGroup], keys: list[str], km: Any, ctx: Ctx) -> None:
-    """Each group's rows and total time in the trace: by mangled name, else by demangled
-    name, else by a short name that only one demangled name of the trace has.
-    `keys`: the group key of each ncu kernel row (`by_keys`)."""
-    t = ctx.table("kernels")
-    k = km.kernels
-    first: dict[str, int] = {}
-    for i, key in enumerate(keys):
-        first.setdefault(key, i)
-    mangled, demangled = k.column("mangled").to_pylist(), k.column("demangled").to_pylist()
-    names = k.column("name").to_pylist()
-    tiers = [
-        (_name_index(t, "mangled_name", str), lambda i: mangled[i] or ""),
-        (
-            _name_index(t, "name", signature_key),
-            lambda i: signature_key(demangled[i] or names[i] or ""),
-        ),
-        (_short_index(t), lambda i: names[i] or short_name(demangled[i] or "")),
-    ]
-    dur = A.ints(t, "duration")
-    for key, i in first.items():
-        for (codes, index), key_of in tiers:
-            cs = index.get(key_of(i))
-            if cs:
-                rows = np.flatnonzero(np.isin(codes, cs))
-                g = by[key]
-                g.nsys_rows, g.nsys_ns = rows, int(dur[rows].sum())
-                break
-
-
-def _short_index(t: Any) -> tuple[np.ndarray, dict]:
-    """Short name -> codes of the `short_name` column, for short names that one demangled
-    name only has in the trace (`Kernel2` is many CUTLASS kernels: no match)."""
-    codes, index = _name_index(t, "short_name", str)
-    if not index or "name" not in t.column_names:
-        return codes, index
-    pairs = pa.table({"s": t["short_name"], "n": t["name"]}).group_by(["s", "n"]).aggregate([])
-    per = Counter(pairs["s"].to_pylist())
-    return codes, {s: cs for s, cs in index.items() if per.get(s, 0) == 1}
-
-
-def by_keys(km: Any) -> list[str]:
-    """The group key of each ncu kernel row (mangled name, else the normalised name)."""
-    k = km.kernels
-    mangled = k.column("mangled").to_pylist()
-    demangled = k.column("demangled").to_pylist()
-    names = k.column("name").to_pylist()
-    return [mangled[i] or normalize(demangled[i] or names[i] or "") for i in range(len(mangled))]
-
-
-def _evidence(km: Any, g: KernelGroup, ctx: Ctx | None) -> Evidence:
+def _evidence(km: KernelMetrics, g: KernelGroup, ctx: Ctx | None) -> Evidence:
     if ctx is not None and g.nsys_rows is not None:
         t = ctx.table("kernels")
         return Evidence.build(
@@ -220,7 +94,7 @@ def _evidence(km: Any, g: KernelGroup, ctx: Ctx | None) -> Evidence:
 
 
 def _finding(
-    km: Any,
+    km: KernelMetrics,
     ctx: Ctx | None,
     g: KernelGroup,
     rule: str,
@@ -232,6 +106,7 @@ def _finding(
     fix: Fix | None = None,
 ) -> Finding:
     ev = _evidence(km, g, ctx)
+    fix = fix or fix_for_kernel(rule, g.name)
     saving = None if speedup_pct is None else int(g.weight_ns() * speedup_pct / 100.0)
     if g.nsys_ns is not None and ctx is not None and ctx.kernel_time_ns:
         metrics = {**metrics, "share_of_gpu_time": round(g.nsys_ns / ctx.kernel_time_ns, 4)}
@@ -240,7 +115,7 @@ def _finding(
         title=title or fixes.title_for(rule),
         severity=sev,
         message=msg,
-        fix=fix or fixes.fix_for(rule),
+        fix=fix,
         scope=Scope(SCOPE_KERNEL, g.name),
         source=SOURCE_NCU,
         count=len(ev),
@@ -251,7 +126,7 @@ def _finding(
     )
 
 
-def _need(km: Any) -> None:
+def _need(km: KernelMetrics) -> None:
     if km is None or len(km) == 0:
         raise Skip("no kernels in the Nsight Compute report")
 
@@ -267,12 +142,12 @@ def _weight_note(g: KernelGroup, ctx: Ctx | None) -> str:
 
 
 # -- ncu's own rules ---------------------------------------------------------------------
-def ncu_rule_results(km: Any, ctx: Ctx | None) -> list[Finding]:
+def ncu_rule_results(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """ncu's rule results that are not OK, one finding per kernel and rule."""
     _need(km)
     out = []
-    for g in groups(km, ctx):
-        seen: dict[tuple[str, str], list[Any]] = {}
+    for g in groups(km, _trace(ctx)):
+        seen: dict[tuple[str, str], list[RuleResult]] = {}
         for kid in g.ids:
             for r in km.rules(kid):
                 if r.type in ("optimization", "warning", "error") and r.message:
@@ -282,9 +157,9 @@ def ncu_rule_results(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def _own(km: Any, ctx: Ctx | None, g: KernelGroup, rid: str, title: str, rs: list[Any]) -> Finding:
-    from tuiperf.model.metrics import render_message
-
+def _own(
+    km: KernelMetrics, ctx: Ctx | None, g: KernelGroup, rid: str, title: str, rs: list[RuleResult]
+) -> Finding:
     speedups = [r.speedup for r in rs if r.speedup is not None]
     speedup = float(np.mean(speedups)) if speedups else None
     kind = rs[0].type
@@ -300,7 +175,7 @@ def _own(km: Any, ctx: Ctx | None, g: KernelGroup, rid: str, title: str, rs: lis
         msg += f" (ncu estimates a {speedup:.1f}% {rs[0].speedup_type or ''} speedup.)"
     msg += _weight_note(g, ctx)
     focus = {f.metric: f.value for f in rs[0].focus}
-    fix = Fix(f"See ncu's {rs[0].section_id} section for this kernel; " + _pytorch_hint(rid))
+    fix = fix_for_kernel(rid, g.name, rs[0].section_id)
     return _finding(
         km,
         ctx,
@@ -315,25 +190,12 @@ def _own(km: Any, ctx: Ctx | None, g: KernelGroup, rid: str, title: str, rs: lis
     )
 
 
-def _pytorch_hint(rid: str) -> str:
-    for key, rule in (
-        ("Occupancy", "occupancy_limited"),
-        ("Uncoalesced", "uncoalesced_access"),
-        ("CacheAccess", "uncoalesced_access"),
-        ("LaunchConfiguration", "tail_effect"),
-        ("SOL", "latency_bound"),
-    ):
-        if key in rid:
-            return fixes.fix_for(rule).text
-    return "the rule's message names the metric to improve."
-
-
 # -- tuiperf's readings of the sections --------------------------------------------------
-def bound(km: Any, ctx: Ctx | None) -> list[Finding]:
+def bound(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """Memory-, compute- or latency-bound, from GPU Speed Of Light throughputs."""
     _need(km)
     out = []
-    for g in groups(km, ctx):
+    for g in groups(km, _trace(ctx)):
         sm, mem = km.throughput(g.rep)
         if sm is None or mem is None:
             continue
@@ -370,11 +232,11 @@ def bound(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def occupancy(km: Any, ctx: Ctx | None) -> list[Finding]:
+def occupancy(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """Low theoretical occupancy, and which launch limit causes it."""
     _need(km)
     out = []
-    for g in groups(km, ctx):
+    for g in groups(km, _trace(ctx)):
         theo = km.value(g.rep, "sm__maximum_warps_per_active_cycle_pct")
         limits = {n: km.value(g.rep, n) for n in _OCC_LIMITS}
         known = {n: v for n, v in limits.items() if v is not None}
@@ -399,11 +261,11 @@ def occupancy(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def uncoalesced(km: Any, ctx: Ctx | None) -> list[Finding]:
+def uncoalesced(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """Global loads that use little of each 32-byte sector."""
     _need(km)
     out = []
-    for g in groups(km, ctx):
+    for g in groups(km, _trace(ctx)):
         used = km.value(g.rep, "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio")
         if used is None or used >= MIN_BYTES_PER_SECTOR or used <= 0:
             continue
@@ -430,11 +292,11 @@ def uncoalesced(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def launch_shape(km: Any, ctx: Ctx | None) -> list[Finding]:
+def launch_shape(km: KernelMetrics, ctx: Ctx | None) -> list[Finding]:
     """A grid smaller than one wave, or a small partial last wave (tail effect)."""
     _need(km)
     out = []
-    for g in groups(km, ctx):
+    for g in groups(km, _trace(ctx)):
         waves = km.value(g.rep, "launch__waves_per_multiprocessor")
         grid = km.value(g.rep, "launch__grid_size")
         sms = km.value(g.rep, "launch__sm_count")
@@ -462,7 +324,7 @@ def launch_shape(km: Any, ctx: Ctx | None) -> list[Finding]:
     return out
 
 
-def _rule_speedup(km: Any, g: KernelGroup, rule_id: str) -> float | None:
+def _rule_speedup(km: KernelMetrics, g: KernelGroup, rule_id: str) -> float | None:
     vals = [r.speedup for r in km.rules(g.rep) if r.rule_id == rule_id and r.speedup]
     return float(max(vals)) if vals else None
 

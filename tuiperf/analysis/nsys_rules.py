@@ -14,7 +14,6 @@ from decimal import ROUND_DOWN, Decimal
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
 from tuiperf.analysis import fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
@@ -29,6 +28,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.intervals import overlap_sum
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 
 #: nsys analyze defaults (rule usage texts of Nsight Systems 2025.3: gpu_gaps `gap=500` ms,
@@ -71,7 +71,9 @@ def _api_matching(ctx: Ctx, keep: Callable[[str], bool]) -> np.ndarray:
     return np.flatnonzero(hit[c]) if len(c) else np.zeros(0, np.int64)
 
 
-def _join_api(ctx: Ctx, table: str, rows: np.ndarray, api_rows: np.ndarray):  # type: ignore[no-untyped-def]
+def _join_api(
+    ctx: Ctx, table: str, rows: np.ndarray, api_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Pairs (gpu row, api row) by correlation id alone, as nsys joins (pid is not used:
     in a multi-process report equal ids of two processes both match, as in nsys)."""
     gcorr = A.ints(ctx.table(table), "correlation_id", -1)[rows]
@@ -147,7 +149,9 @@ def _need(ctx: Ctx, *tables: str) -> None:
 
 
 # -- memcpy / memset ---------------------------------------------------------------------
-def _memcpy_rows(ctx: Ctx, rule: str, memcpy_rows: np.ndarray, api_rows: np.ndarray):  # type: ignore[no-untyped-def]
+def _memcpy_rows(
+    ctx: Ctx, rule: str, memcpy_rows: np.ndarray, api_rows: np.ndarray
+) -> tuple[Evidence, np.ndarray]:
     m, a = _join_api(ctx, "memcpy", memcpy_rows, api_rows)
     t = ctx.table("memcpy")
     dur, start = A.ints(t, "duration")[m], A.ints(t, "start")[m]
@@ -320,7 +324,7 @@ def _gpu_groups(ctx: Ctx) -> list[_Group]:
     cached = ctx.__dict__.get("_nsys_gpu_groups")
     if cached is None:
         cached = ctx.__dict__["_nsys_gpu_groups"] = _build_groups(ctx)
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def _build_groups(ctx: Ctx) -> list[_Group]:

@@ -41,10 +41,12 @@ def _columns(f: Finding) -> list[str]:
     return [c for c in cols if f.evidence.rows[c].null_count < len(f.evidence)]
 
 
-def saving_text(f: Finding) -> str:
+def saving_text(f: Finding, basis: str = "") -> str:
+    """'~12 ms (4.1%)', or with `basis` '~12 ms (4.1% of steady-state step time)'."""
     if f.est_saving_ns is None:
         return "—"
-    pct = f" ({f.est_saving_pct:.2g}%)" if f.est_saving_pct is not None else ""
+    of = f" of {basis.split(' (')[0]}" if basis else ""  # "(…)" says more than fits here
+    pct = f" ({f.est_saving_pct:.2g}%{of})" if f.est_saving_pct is not None else ""
     return f"~{fmt.duration(f.est_saving_ns)}{pct}"
 
 
@@ -67,10 +69,19 @@ def print_text(
             style="bold",
         )
     )
+    if result.budget is not None:
+        from tuiperf.analysis.budget_text import renderable
+
+        con.print()
+        con.print(Padding(renderable(result.budget, 60, ascii_only), (0, 0, 0, 1)))
+    if result.findings:
+        con.print(
+            Text(f"\nFindings by the share of {result.saving_basis} each can remove:", style="bold")
+        )
     shown = result.findings if not top else result.findings[:top]
     for i, f in enumerate(shown, 1):
         con.print()
-        _text_finding(con, i, f, rows, ascii_only)
+        _text_finding(con, i, f, rows, ascii_only, result.saving_basis)
     if len(shown) < len(result.findings):
         con.print(
             Text(
@@ -78,11 +89,31 @@ def print_text(
                 style="dim",
             )
         )
+    _text_unlinked(con, result)
     con.print()
     con.print(_checks_line(result))
 
 
-def _text_finding(con: Console, i: int, f: Finding, rows: int, ascii_only: bool) -> None:
+def _text_unlinked(con: Console, result: AnalysisResult) -> None:
+    """ncu findings about kernels the timeline never ran: one line each, after the rest."""
+    if not result.unlinked:
+        return
+    names = {f.kernel or "" for f in result.unlinked}
+    con.print(
+        Text(
+            f"\nNsight Compute results with no launch in this timeline ({len(result.unlinked)} "
+            f"findings on {len(names)} kernels; not ranked: they save none of its time):",
+            style="bold",
+        )
+    )
+    for f in result.unlinked:
+        kernel = fmt.clean(f.kernel or "", _NAME_LIMIT)
+        con.print(Text(f"  {f.severity.word:<7} {fmt.clean(f.title)}  [{f.rule}] · {kernel}"))
+
+
+def _text_finding(
+    con: Console, i: int, f: Finding, rows: int, ascii_only: bool, basis: str = ""
+) -> None:
     sev = f.severity
     head = Text.assemble(
         (f"{i:>2}. ", "bold"),
@@ -94,7 +125,7 @@ def _text_finding(con: Console, i: int, f: Finding, rows: int, ascii_only: bool)
     con.print(head)
     scope = (
         f"scope: {fmt.clean(f.scope.text(), _NAME_LIMIT)} · {f.count:,} events · "
-        f"est. saving {saving_text(f)} · {SOURCE_LABELS.get(f.source, f.source)}"
+        f"est. saving {saving_text(f, basis)} · {SOURCE_LABELS.get(f.source, f.source)}"
     )
     # paragraphs wrap under their own indent, not at column 0
     con.print(Padding(Text(scope), (0, 0, 0, 4)))
@@ -116,19 +147,22 @@ def _header(f: Finding, c: str) -> str:
 
 def _evidence_table(f: Finding, rows: int) -> Padding:
     cols = _columns(f)
+    cells = [[_cell(c, r[c]) for c in cols] for r in f.evidence.head(rows)]
     t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", show_edge=False)
-    for c in cols:
+    for i, c in enumerate(cols):
         wide = c in _TEXT_COLS
+        # numbers are never cut ("155.370…" hid the time): as wide as their widest cell
+        need = max([len(_header(f, c)), *(len(row[i]) for row in cells)])
         t.add_column(
             _header(f, c),
             justify="left" if wide else "right",
             overflow="ellipsis",
             no_wrap=True,
             ratio=1 if c in ("api", "name") else None,
-            min_width=None if wide else max(len(_header(f, c)), 8),
+            min_width=None if wide else need,
         )
-    for r in f.evidence.head(rows):
-        t.add_row(*[Text(_cell(c, r[c])) for c in cols])
+    for row in cells:
+        t.add_row(*[Text(v) for v in row])
     more = len(f.evidence) - rows
     body = Group(t, Text(f"… {more:,} more rows", style="dim")) if more > 0 else t
     return Padding(body, (0, 0, 0, 6))
@@ -158,26 +192,51 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
     w = out.write
     w(f"## tuiperf analyze: {_md(result.source)}\n\n")
     w(f"Profiled {fmt.duration(result.profiled_ns)}; {len(result.findings)} findings.\n\n")
+    if result.budget is not None:
+        _md_budget(w, result)
     if result.findings:
         w("| # | severity | finding | est. saving | events | source |\n")
         w("|---|---|---|---|---|---|\n")
         for i, f in enumerate(result.findings, 1):
             w(
                 f"| {i} | {f.severity.glyph()} {f.severity.word} | {_md(f.title)} (`{f.rule}`) | "
-                f"{saving_text(f)} | {f.count:,} | {SOURCE_LABELS.get(f.source, f.source)} |\n"
+                f"{saving_text(f, result.saving_basis)} | {f.count:,} | "
+                f"{SOURCE_LABELS.get(f.source, f.source)} |\n"
             )
         w("\n")
     shown = result.findings if not top else result.findings[:top]
     for i, f in enumerate(shown, 1):
-        _md_finding(w, i, f, rows)
+        _md_finding(w, i, f, rows, result.saving_basis)
+    if result.unlinked:
+        w("### Nsight Compute results with no launch in this timeline (not ranked)\n\n")
+        for f in result.unlinked:
+            w(f"- {f.severity.word}: {_md(f.title)} (`{f.rule}`) · {_md(f.kernel or '')}\n")
+        w("\n")
     clean = [c.rule for c in result.checks if c.status == "clean"]
     if clean:
         w(f"Nothing to report from: {', '.join(f'`{c}`' for c in clean)}.\n")
 
 
-def _md_finding(w: Any, i: int, f: Finding, rows: int) -> None:
+def _md_budget(w: Any, result: AnalysisResult) -> None:
+    from tuiperf.analysis import budget_text as bt
+    from tuiperf.analysis.step_budget import LABELS, PARTS
+
+    b = result.budget
+    w(f"**{_md(bt.headline(b))}**\n\n| part | total | % of steps | median/step |\n")
+    w("|---|---|---|---|\n")
+    for p in PARTS:
+        w(
+            f"| {LABELS[p]} | {fmt.duration(b.steady.ns[p])} | {b.steady.pct(p):.1f}% | "
+            f"{fmt.duration(b.main.median[p])} |\n"
+        )
+    for line in bt.footnotes(b):
+        w(f"\n{_md(line)}\n")
+    w(f"\nSavings are shares of {result.saving_basis}.\n\n")
+
+
+def _md_finding(w: Any, i: int, f: Finding, rows: int, basis: str = "") -> None:
     w(f"### {i}. {f.severity.glyph()} {f.severity.word}: {_md(f.title)} (`{f.rule}`)\n\n")
-    w(f"*Scope:* {_md(f.scope.text(), _NAME_LIMIT)} · *est. saving:* {saving_text(f)}\n\n")
+    w(f"*Scope:* {_md(f.scope.text(), _NAME_LIMIT)} · *est. saving:* {saving_text(f, basis)}\n\n")
     w(_md(f.message) + "\n\n")
     if f.fix.text:
         w(f"**Fix:** {_md(f.fix.text)}\n\n")
@@ -197,3 +256,15 @@ def _md_finding(w: Any, i: int, f: Finding, rows: int) -> None:
 # -- json --------------------------------------------------------------------------------
 def json_findings(result: AnalysisResult, rows: int | None = None) -> list[dict[str, Any]]:
     return [f.to_json(max_rows=rows) for f in result.findings]
+
+
+def json_result(result: AnalysisResult, rows: int | None = None) -> dict[str, Any]:
+    """`analyze --format json`: the step budget (null without steps) and the findings."""
+    return {
+        "source": result.source,
+        "profiled_ns": result.profiled_ns,
+        "saving_basis": result.saving_basis,
+        "budget": None if result.budget is None else result.budget.to_json(),
+        "findings": json_findings(result, rows),
+        "unlinked_ncu_findings": [f.to_json(max_rows=rows) for f in result.unlinked],
+    }

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
+from tuiperf.model import arrays as A
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from tuiperf.analysis.context import Ctx
 
 #: range names that mark one training iteration
@@ -20,10 +22,14 @@ STEP_NAME = re.compile(
     r"(\d+)\s*$",
     re.IGNORECASE,
 )
+#: Kineto's step ranges (torch.profiler's schedule)
+PROFILER_STEP = "ProfilerStep#"
 #: Kineto rows that are not user ranges: operators, and the GPU-side copies of annotations
 NOT_RANGES = ("cpu_op", "gpu_user_annotation")
 #: fewest repeats of a kernel pattern that we call a loop (3 = warm-up + 2 steady steps)
 MIN_PATTERN_STEPS = 3
+#: a step this many times the median step, right after the first, is still warming up
+WARMUP_FACTOR = 1.5
 #: a pattern period must hold at least this many kernels (shorter ones are layers, not steps)
 MIN_PATTERN_KERNELS = 8
 #: share of consecutive repeats that must have exactly the modal period
@@ -37,7 +43,7 @@ class Steps:
     starts: np.ndarray
     ends: np.ndarray
     labels: list[str]
-    source: str  # "nvtx", "pattern" or "none"
+    source: str  # "nvtx", "kineto" (ProfilerStep#N), "pattern" or "none"
     pid: int | None = None
     tid: int | None = None
     #: per step: NVTX child ranges (text -> list of (start, end)), when known
@@ -64,8 +70,18 @@ class Steps:
         return np.where(ok, i, -1)
 
     def steady(self) -> np.ndarray:
-        """Indices of the steps after the first (warm-up: autotuning, allocations)."""
-        return np.arange(1, len(self)) if len(self) > 1 else np.arange(len(self))
+        """Indices of the steady-state steps: after the start-up, which is the first step
+        (cuDNN autotuning, allocator growth) and any step right after it that still takes
+        WARMUP_FACTOR times the median step or longer."""
+        n = len(self)
+        if n <= 1:
+            return np.arange(n)
+        dur = self.ends - self.starts
+        median = float(np.median(dur[1:]))
+        first = 1
+        while first < n // 2 and dur[first] > WARMUP_FACTOR * median:
+            first += 1
+        return np.arange(first, n)
 
     def label_span(self, idx: np.ndarray | None = None) -> str:
         if not self.found:
@@ -96,9 +112,13 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
     is_step = user & np.array([bool(STEP_NAME.match(t)) for t in text], bool)
     if not is_step.any():
         return None
+    # the user's own `step N` ranges first, Kineto's ProfilerStep#N when there are none
+    kineto = is_step & np.array([t.lstrip().startswith(PROFILER_STEP) for t in text], bool)
+    source = "kineto" if not (is_step & ~kineto).any() else "nvtx"
+    mark = is_step & ~kineto if source == "nvtx" else is_step
     start, end = A.ints(nv, "start"), A.ints(nv, "end", -1)
     pid, tid = A.ints(nv, "pid", -1), A.ints(nv, "tid", -1)
-    ok = is_step & (end > start) & (pid >= 0)
+    ok = mark & (end > start) & (pid >= 0)
     if not ok.any():
         return None
     # the thread with the most step ranges is the training loop
@@ -112,19 +132,28 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
         if start[i] >= end[keep[-1]]:
             keep.append(i)
     k = np.array(keep)
-    steps = Steps(start[k], end[k], [str(text[i]) for i in k], "nvtx", p, t)
+    steps = Steps(start[k], end[k], [str(text[i]) for i in k], source, p, t)
     return Steps(
         steps.starts,
         steps.ends,
         steps.labels,
-        "nvtx",
+        source,
         p,
         t,
         _phases(nv, text, start, end, pid, tid, steps, is_step | ~user),
     )
 
 
-def _phases(nv, text, start, end, pid, tid, steps: Steps, is_step) -> dict[str, list]:  # type: ignore[no-untyped-def]
+def _phases(
+    nv: pa.Table,
+    text: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    pid: np.ndarray,
+    tid: np.ndarray,
+    steps: Steps,
+    is_step: np.ndarray,
+) -> dict[str, list]:
     """Direct children of the step ranges on the same thread (data/forward/backward/…)."""
     same = (pid == steps.pid) & (tid == steps.tid) & ~is_step & (end > start)
     inside = steps.index_of(start) >= 0
@@ -148,7 +177,11 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
     if k.num_rows < MIN_PATTERN_KERNELS * MIN_PATTERN_STEPS:
         return None
     launch = ctx.launch_time("kernels")
+    pids = A.ints(k, "pid", -1)
+    pid_vals, pid_counts = np.unique(pids, return_counts=True)
+    main_pid = int(pid_vals[np.argmax(pid_counts)])  # one rank's sequence, not interleaved
     order = np.argsort(launch, kind="stable")
+    order = order[pids[order] == main_pid]
     names, _ = A.codes(k, "name")
     seq = names[order]
     best: tuple[int, int] | None = None  # (period, name code)
@@ -171,4 +204,4 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
     pos = np.flatnonzero(seq == best[1])
     t = launch[order][pos]
     ends = np.append(t[1:], int(launch.max()) + 1)
-    return Steps(t, ends, [f"repeat {i + 1}" for i in range(len(t))], "pattern")
+    return Steps(t, ends, [f"repeat {i + 1}" for i in range(len(t))], "pattern", main_pid)

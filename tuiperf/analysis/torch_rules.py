@@ -12,8 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tuiperf.analysis import arrays as A
-from tuiperf.analysis import fixes
+from tuiperf.analysis import budget_rules, fixes
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
@@ -26,7 +25,9 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
+from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_kind
 from tuiperf.analysis.steps import Steps
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 
 # -- thresholds (each says where it comes from) ------------------------------------------
@@ -35,15 +36,6 @@ EVERY_STEP_SHARE = 0.8
 #: GPU idle while the CPU prepares the batch, as a share of step time, worth a finding;
 #: 10% is where NVIDIA's and PyTorch's tuning guides start calling input pipelines a bottleneck
 DATA_IDLE_SHARE = 0.10
-#: a kernel launch costs a few µs of CPU (PyTorch CUDA graphs docs, "launch overhead");
-#: used when the trace has no API durations to compare each kernel with
-LAUNCH_OVERHEAD_NS = 5_000
-#: launch-bound: at least half the kernels are shorter than their launch call …
-SHORT_KERNEL_SHARE = 0.5
-#: … while the GPU is busy less than half of the phase (the GPU waits on the CPU)
-LAUNCH_BOUND_BUSY = 0.5
-#: fewest kernels in a phase for launch statistics to mean anything
-MIN_PHASE_KERNELS = 50
 #: kernel-name rules fire when the kernels take at least this share of GPU kernel time
 MIN_KERNEL_SHARE = 0.01
 #: … and are a warning (not info) from this share on
@@ -113,7 +105,9 @@ def _finding(
 def _steps_scope(steps: Steps, idx: np.ndarray) -> Scope:
     if len(idx) == 0:
         return Scope(SCOPE_REPORT)
-    what = "NVTX range" if steps.source == "nvtx" else "repeated pattern"
+    what = {"nvtx": "NVTX range", "kineto": "ProfilerStep range"}.get(
+        steps.source, "repeated pattern"
+    )
     return Scope(
         SCOPE_RANGE,
         f"{steps.label_span(idx)} ({len(idx)} steps, {what})",
@@ -329,88 +323,6 @@ def _osrt_wait(ctx: Ctx, steps: Steps, a: np.ndarray, b: np.ndarray) -> str:
     return str(uniq[int(np.argmax(tot))])
 
 
-# -- launch-bound phases -----------------------------------------------------------------
-def _phase_windows(ctx: Ctx, steps: Steps) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Named phases of the steady steps (not data loading); the steps themselves (after
-    their data wait) when the phases cover less than half the step time; else the report."""
-    if not steps.found:
-        k = ctx.table("kernels")
-        return {"whole report": (A.ints(k, "start")[:1], A.ints(k, "end").max(keepdims=True))}
-    steady = steps.steady()
-    out, covered = {}, 0
-    for name, spans in steps.phases.items():
-        if _DATA_PHASE.search(name):
-            continue
-        arr = np.array(spans, np.int64)
-        arr = arr[_steady_mask(steps, steps.index_of(arr[:, 0]))]
-        if len(arr):
-            out[name] = (arr[:, 0], arr[:, 1])
-            covered += int((arr[:, 1] - arr[:, 0]).sum())
-    if covered < 0.5 * int((steps.ends[steady] - steps.starts[steady]).sum()):
-        _a, b, _ = _data_windows(ctx, steps)
-        if len(b) == len(steady):
-            out["steps"] = (b, steps.ends[steady])
-    return out
-
-
-def launch_bound(ctx: Ctx) -> list[Finding]:
-    """Phases where most kernels are shorter than their launch and the GPU mostly waits."""
-    k = ctx.table("kernels")
-    if k.num_rows == 0:
-        raise Skip("no kernels in this report")
-    launch, ld = ctx.launch_time("kernels"), ctx.launch_duration("kernels")
-    dur = A.ints(k, "duration")
-    short = np.where(ld > 0, dur < ld, dur < LAUNCH_OVERHEAD_NS)
-    hits, rows_all, idle_all = [], [], 0
-    for name, (a, b) in _phase_windows(ctx, ctx.steps).items():
-        order = np.argsort(a)
-        a, b = a[order], b[order]
-        i = np.searchsorted(a, launch, "right") - 1
-        inside = np.flatnonzero((i >= 0) & (launch < b[np.maximum(i, 0)]))
-        if len(inside) < MIN_PHASE_KERNELS:
-            continue
-        share = short[inside].mean()
-        wall = int((b - a).sum())
-        busy = ctx.gpu_busy.busy(a, b).sum() / wall if wall else 1.0
-        if share >= SHORT_KERNEL_SHARE and busy < LAUNCH_BOUND_BUSY:
-            idle = int(ctx.gpu_busy.idle(a, b).sum())
-            hits.append((name, len(inside), share, busy, idle))
-            rows_all.append(inside[short[inside]])
-            idle_all += idle
-    if not hits:
-        return []
-    rows = np.sort(np.concatenate(rows_all))
-    parts = [
-        f"{n} ({c:,} kernels, {s:.0%} shorter than their launch, GPU busy {u:.0%})"
-        for n, c, s, u, _ in hits
-    ]
-    msg = (
-        "The CPU cannot launch kernels as fast as the GPU runs them in: "
-        + "; ".join(parts)
-        + f". The GPU idles {fmt.duration(idle_all)} between launches."
-    )
-    ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
-    scope = Scope(SCOPE_RANGE, ", ".join(h[0] for h in hits))
-    return [
-        _finding(
-            "launch_bound",
-            Severity.WARNING,
-            msg,
-            scope,
-            ev,
-            idle_all,
-            {
-                h[0]: {
-                    "kernels": h[1],
-                    "short_share": round(float(h[2]), 3),
-                    "gpu_busy": round(float(h[3]), 3),
-                }
-                for h in hits
-            },
-        )
-    ]
-
-
 # -- kernel-name rules -------------------------------------------------------------------
 def _kernel_name_rule(
     ctx: Ctx, rule: str, mask: np.ndarray, what: str, saving_share: float
@@ -473,6 +385,42 @@ def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:
         "FP32 GEMM/convolution kernels without tensor cores",
         TENSOR_CORE_SAVING,
     )
+
+
+def top_kernel(ctx: Ctx) -> list[Finding]:
+    """The kernel with the most GPU time gets a line, problem or not: its share, its kind
+    of code and the change that acts on it (other rules say when something is wrong)."""
+    k = ctx.table("kernels")
+    if k.num_rows == 0 or not ctx.kernel_time_ns:
+        raise Skip("no kernels in this report")
+    codes, names = A.codes(k, "name")
+    dur = A.ints(k, "duration")
+    ok = codes >= 0
+    time = np.bincount(codes[ok], weights=dur[ok], minlength=len(names))
+    top = int(np.argmax(time))
+    rows = np.flatnonzero(codes == top)
+    share = float(time[top]) / ctx.kernel_time_ns
+    short = str(A.strings(k, "short_name")[rows[0]] or names[top])
+    kind = kernel_kind(names[top])
+    msg = (
+        f"{short} takes the most GPU time of any kernel: {fmt.duration(int(time[top]))}, "
+        f"{share:.1%} of kernel time ({len(rows):,} launches, "
+        f"{fmt.duration(int(time[top]) // len(rows))} each on average). The fix below is "
+        "the largest lever on it, whether or not another finding names a problem in it."
+    )
+    ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
+    found = _finding(
+        "top_kernel",
+        Severity.INFO,
+        msg,
+        Scope(SCOPE_KERNEL, names[top]),
+        ev,
+        None,
+        {"share_of_kernel_time": round(share, 4), "launches": len(rows), "kind": kind},
+        kernels=(names[top],),
+    )
+    found.fix = fix_for_kernel("general", names[top])
+    return [found]
 
 
 # -- optimizer ---------------------------------------------------------------------------
@@ -563,9 +511,12 @@ RULES: dict[str, Rule] = {
     "pageable_h2d_in_steps": pageable_h2d_in_steps,
     "dataloader_starvation": dataloader_starvation,
     "host_sync_per_step": host_sync_per_step,
-    "launch_bound": launch_bound,
+    "cpu_bound": budget_rules.cpu_bound,
+    "gpu_bound": budget_rules.gpu_bound,
+    "copy_bound": budget_rules.copy_bound,
     "layout_conversion": layout_conversion,
     "fp32_no_tensor_cores": fp32_no_tensor_cores,
     "tiny_optimizer_kernels": tiny_optimizer_kernels,
     "alloc_churn": alloc_churn,
+    "top_kernel": top_kernel,
 }

@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
 from tuiperf.errors import UsageError
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.engine import AnalyzeOptions
+    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.model.trace import Trace
 
 FORMATS = ("text", "json", "markdown")
 #: evidence rows per finding in text and markdown when --rows is not given
@@ -68,7 +74,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
     add_cache_args(p)
 
 
-def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _options(args: argparse.Namespace) -> AnalyzeOptions:
     from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
     from tuiperf.analysis.nsys_rules import NsysOptions
 
@@ -87,7 +93,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return AnalyzeOptions(nsys=nsys, only=only)
 
 
-def _inputs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _inputs(args: argparse.Namespace) -> tuple[Trace | None, KernelMetrics | None]:
     from tuiperf.load import detect as det
 
     opts = open_options(args)
@@ -110,7 +116,7 @@ def _inputs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def run(args: argparse.Namespace) -> int:
     from tuiperf.analysis.engine import analyze
     from tuiperf.analysis.findings import Severity
-    from tuiperf.analysis.render import json_findings, print_text, write_markdown
+    from tuiperf.analysis.render import json_result, print_text, write_markdown
     from tuiperf.export import open_output, write_json
 
     options = _options(args)
@@ -120,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     rows = TEXT_ROWS if args.rows is None else args.rows
     with open_output(args.output) as out:
         if args.format == "json":
-            write_json(out, json_findings(result, rows=args.rows))
+            write_json(out, json_result(result, rows=args.rows))
         elif args.format == "markdown":
             write_markdown(out, result, rows=rows, top=args.top)
         else:
@@ -139,15 +145,21 @@ def run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     name="analyze",
-    help="findings: what slows the run down and the PyTorch change that fixes it",
-    description="Run the rules over a report: the `nsys analyze` rules (same rows), PyTorch\n"
-    "training-loop rules (pageable copies, data-loader starvation, host syncs, launch-bound\n"
-    "phases, channels_last, tensor cores, optimizer, allocator) and, with an Nsight Compute\n"
-    "report, per-kernel rules. Findings are ranked by estimated saving, as % of the\n"
-    "profiled span (the trace's time range, as `tuiperf info` prints it).\n\n"
-    "json: a list of findings. `kernel` is set on every kernel-scoped finding: the kernel's\n"
-    'name, or with several kernels the one taking the most GPU time (names hold ", " in\n'
-    "their template arguments, so they are never joined); `kernels` lists them all.\n\n"
+    help="where each training step's time goes, and the PyTorch change to make first",
+    description="First the step budget: each steady-state training step's wall time split\n"
+    "into GPU busy (compute, communication, copies) and GPU idle by cause (data wait, host\n"
+    "sync, CPU-bound issue, other); steps come from NVTX `step N` ranges, Kineto's\n"
+    "ProfilerStep#N, or the repeating GPU kernel pattern. Then the rules: the `nsys analyze`\n"
+    "rules (same rows), PyTorch training-loop rules (pageable copies, data-loader starvation,\n"
+    "host syncs, CPU-, GPU- and copy-bound steps, channels_last, tensor cores, optimizer,\n"
+    "allocator) and, with an Nsight Compute report, per-kernel rules. Findings are ranked by\n"
+    "the share of steady-state step time each can remove (taken from the budget part it\n"
+    "explains, shared where two explain the same time); without steps, by estimated saving\n"
+    "as % of the profiled span (the trace's time range, as `tuiperf info` prints it).\n\n"
+    "json: {budget, findings, saving_basis, ...}. A finding's `kernel` is set on every\n"
+    "kernel-scoped finding: the kernel's name, or with several kernels the one taking the\n"
+    'most GPU time (names hold ", " in their template arguments, so they are never joined);\n'
+    "`kernels` lists them all.\n\n"
     "examples:\n"
     "  tuiperf analyze run.sqlite\n"
     "  tuiperf analyze run.nsys-rep kernels.ncu-rep --format markdown -o findings.md\n"

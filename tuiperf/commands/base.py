@@ -8,6 +8,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tuiperf.load.open import OpenOptions
+    from tuiperf.load.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -32,19 +37,19 @@ def add_cache_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
-def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
+def progress_printer(args: argparse.Namespace) -> Callable[[Progress], None] | None:
     """Progress lines on stderr, only when stderr is a terminal and not --quiet."""
     if getattr(args, "quiet", False) or not sys.stderr.isatty():
         return None
 
-    def say(msg: str) -> None:
-        sys.stderr.write(f"\r\x1b[2K{msg}")
+    def say(step: Progress) -> None:
+        sys.stderr.write(f"\r\x1b[2K{step}")
         sys.stderr.flush()
 
     return say
 
 
-def open_options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def open_options(args: argparse.Namespace) -> OpenOptions:
     from tuiperf.load.open import OpenOptions
 
     return OpenOptions(

@@ -9,9 +9,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
 from tuiperf.errors import TuiperfError
+
+if TYPE_CHECKING:
+    from tuiperf.model.trace import Trace
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -33,7 +37,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
     add_cache_args(p)
 
 
-def write_folder(trace, out: Path, compression: str | None, force: bool) -> None:  # type: ignore[no-untyped-def]
+def write_folder(trace: Trace, out: Path, compression: str | None, force: bool) -> None:
     """Write every table and a manifest into `out`, atomically (temp folder + rename)."""
     from tuiperf.load.cache import write_ipc
     from tuiperf.load.cache_key import SCHEMA_VERSION

@@ -1,93 +1,30 @@
 """`tuiperf export REPORT --table KIND`: the events table (or its per-name summary) as a file.
 
-The same query code as the TUI's events table, and the same writer as its `e` key:
-raw units in the columns (`start_ns`, `duration_ns`, `bytes`), a header row, UTF-8,
-`\\n`, no locale; written atomically; zero matching rows give a header-only file.
+The same query code as the TUI's events table, and the same writer (`tuiperf.export`) as
+its `e` key: raw units in the columns (`start_ns`, `duration_ns`, `bytes`), a header row,
+UTF-8, `\\n`, no locale; written atomically; zero matching rows give a header-only file.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import TYPE_CHECKING
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
-from tuiperf.errors import TuiperfError, UsageError
+from tuiperf.errors import UsageError
+from tuiperf.export import write_file
 from tuiperf.model.kinds import KINDS
 
 if TYPE_CHECKING:  # the parser is built for every command: keep pyarrow off that path
     import pyarrow as pa
 
     from tuiperf.model import columns as cols
+    from tuiperf.model.query import Query
+    from tuiperf.model.trace import Trace
 
 FORMATS = ("csv", "tsv", "json", "parquet")
-
-
-# -- the writer shared with the TUI ---------------------------------------------------------
-
-
-def write_table(out: TextIO, table: pa.Table, fmt: str = "csv") -> int:
-    """Write `table` to the text stream `out` (its bytes underneath); returns the row count."""
-    if fmt == "json":
-        _write_json(out, table)
-        return table.num_rows
-    out.flush()
-    sink = getattr(out, "buffer", None)
-    if sink is None:  # a stream without bytes underneath (tests, StringIO)
-        import io
-
-        buf = io.BytesIO()
-        _write_bytes(buf, table, fmt)
-        out.write(buf.getvalue().decode("utf-8"))
-    else:
-        _write_bytes(sink, table, fmt)
-        sink.flush()
-    return table.num_rows
-
-
-def write_file(
-    path: Path | None, table: pa.Table, fmt: str = "csv", overwrite: bool = False
-) -> int:
-    """`table` to `path` (None or `-`: stdout), atomically; an existing file needs overwrite."""
-    from tuiperf.export import open_output
-
-    try:
-        with open_output(path, overwrite=overwrite) as out:
-            return write_table(out, table, fmt)
-    except BrokenPipeError:
-        raise  # `| head`: the CLI ends quietly
-    except OSError as e:
-        raise TuiperfError(f"{path or 'stdout'}: cannot write ({e.strerror or e})") from e
-
-
-def _write_bytes(sink: BinaryIO, table: pa.Table, fmt: str) -> None:
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        pq.write_table(table, sink)
-        return
-    import pyarrow.csv as pacsv
-
-    delim = "\t" if fmt == "tsv" else ","
-    sink.write((delim.join(table.column_names) + "\n").encode("utf-8"))
-    if table.num_rows:
-        opts = pacsv.WriteOptions(include_header=False, delimiter=delim, quoting_style="needed")
-        pacsv.write_csv(table, sink, opts)
-
-
-def _write_json(out: TextIO, table: pa.Table) -> None:
-    """A JSON array of row objects, one row a line."""
-    out.write("[")
-    first = True
-    for batch in table.to_batches(max_chunksize=20000):
-        lines = [json.dumps(r, ensure_ascii=False) for r in batch.to_pylist()]
-        if lines:
-            out.write(("\n" if first else ",\n") + ",\n".join(lines))
-            first = False
-    out.write("\n]\n")
 
 
 def select_columns(table: pa.Table, wanted: list[str] | None) -> pa.Table:
@@ -102,18 +39,6 @@ def select_columns(table: pa.Table, wanted: list[str] | None) -> pa.Table:
 
 
 # -- the command -----------------------------------------------------------------------
-
-
-@dataclass
-class Request:
-    """What to export, from the command line (the TUI builds its own Query)."""
-
-    kind: str
-    summary: bool
-    sort: str | None
-    descending: bool
-    columns: list[str] | None
-    limit: int | None
 
 
 def parse_sort(text: str | None) -> tuple[str | None, bool]:
@@ -134,7 +59,7 @@ def parse_columns(values: list[str] | None) -> list[str] | None:
     return names or None
 
 
-def build_query(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def build_query(args: argparse.Namespace) -> Query:
     from tuiperf.model.query import Query
 
     sort, desc = parse_sort(args.sort)
@@ -154,7 +79,7 @@ def build_query(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return q
 
 
-def export_table(args: argparse.Namespace, trace) -> pa.Table:  # type: ignore[no-untyped-def]
+def export_table(args: argparse.Namespace, trace: Trace) -> pa.Table:
     """The rows (or the per-name summary) the arguments ask for, with raw values."""
     from tuiperf.model import columns as cols
     from tuiperf.model.query import Events

@@ -7,7 +7,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tuiperf.commands.base import (
     Command,
@@ -18,6 +18,16 @@ from tuiperf.commands.base import (
     timeline_and_ncu,
 )
 from tuiperf.errors import BadReportError, UsageError
+
+if TYPE_CHECKING:  # the parser is built for every command: rich and pyarrow load on use
+    from rich.table import Table
+    from rich.text import Text
+
+    from tuiperf.model.link_facts import LinkFacts
+    from tuiperf.model.metrics import Kernel, KernelMetrics, Section
+
+#: a kernel and the sections shown for it
+View = tuple[int, list["Section"]]
 
 #: the columns of `--format csv`: ncu's details page spelling, then the metric's own name
 CSV_HEADER = [
@@ -115,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _link(timeline: Path | None, km: Any, args: argparse.Namespace) -> Any:
+def _link(timeline: Path | None, km: KernelMetrics, args: argparse.Namespace) -> LinkFacts | None:
     """The LinkFacts of `km` in the timeline report, when one was given."""
     if timeline is None:
         return None
@@ -128,7 +138,7 @@ def _link(timeline: Path | None, km: Any, args: argparse.Namespace) -> Any:
 # --- selection -----------------------------------------------------------------------------
 
 
-def select_kernels(km: Any, pattern: str | None, ids: list[int] | None) -> list[int]:
+def select_kernels(km: KernelMetrics, pattern: str | None, ids: list[int] | None) -> list[int]:
     try:
         chosen = km.matching(pattern)
     except re.error as e:
@@ -144,7 +154,7 @@ def select_kernels(km: Any, pattern: str | None, ids: list[int] | None) -> list[
     return chosen
 
 
-def _section_filter(km: Any, wanted: list[str] | None) -> set[str] | None:
+def _section_filter(km: KernelMetrics, wanted: list[str] | None) -> set[str] | None:
     """Section ids the user asked for (by id or display name, case-insensitive)."""
     if not wanted:
         return None
@@ -163,7 +173,9 @@ def _section_filter(km: Any, wanted: list[str] | None) -> set[str] | None:
     return out
 
 
-def _sections(km: Any, kid: int, args: argparse.Namespace, only: set[str] | None) -> list[Any]:
+def _sections(
+    km: KernelMetrics, kid: int, args: argparse.Namespace, only: set[str] | None
+) -> list[Section]:
     from dataclasses import replace
 
     secs = km.sections(kid, args.details)
@@ -181,11 +193,11 @@ def _dims(d: tuple[int, int, int] | None) -> str:
     return "" if d is None else f"({d[0]}, {d[1]}, {d[2]})"
 
 
-def _kernel_cells(k: Any) -> list[Any]:
+def _kernel_cells(k: Kernel) -> list[Any]:
     row = k.row
     return [
         k.id,
-        k.demangled or k.name or k.mangled or "",
+        k.ncu_name,
         _str(row.get("context")),
         _str(k.stream),
         _dims(k.block),
@@ -199,7 +211,7 @@ def _str(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def csv_rows(km: Any, views: list[tuple[int, list[Any]]]) -> list[list[Any]]:
+def csv_rows(km: KernelMetrics, views: list[View]) -> list[list[Any]]:
     """The long table: one row per kernel × section × metric, then the section's rules."""
     from tuiperf.model.metrics import format_exact
 
@@ -242,7 +254,7 @@ def csv_rows(km: Any, views: list[tuple[int, list[Any]]]) -> list[list[Any]]:
     return rows
 
 
-def write_csv(out: TextIO, km: Any, views: list[tuple[int, list[Any]]]) -> None:
+def write_csv(out: TextIO, km: KernelMetrics, views: list[View]) -> None:
     from tuiperf.export import write_csv as write
 
     write(out, CSV_HEADER, csv_rows(km, views))
@@ -252,7 +264,7 @@ def _num(v: float | None) -> float | None:
     return None if v is None or math.isnan(v) or math.isinf(v) else v
 
 
-def kernel_json(km: Any, kid: int, secs: list[Any]) -> dict[str, Any]:
+def kernel_json(km: KernelMetrics, kid: int, secs: list[Section]) -> dict[str, Any]:
     k = km.kernel(kid)
     row = {key: v for key, v in k.row.items() if not key.startswith(("grid_", "block_", "nvtx"))}
     row.update(
@@ -260,6 +272,7 @@ def kernel_json(km: Any, kid: int, secs: list[Any]) -> dict[str, Any]:
         block=list(k.block) if k.block else None,
         nvtx_push_pop=k.row.get("nvtx_push_pop") or [],
         nvtx_start_end=k.row.get("nvtx_start_end") or [],
+        ncu_name=k.ncu_name,
     )
     row["sections"] = [
         {
@@ -304,7 +317,9 @@ def kernel_json(km: Any, kid: int, secs: list[Any]) -> dict[str, Any]:
     return row
 
 
-def write_json(out: TextIO, km: Any, views: list[tuple[int, list[Any]]], facts: Any = None) -> None:
+def write_json(
+    out: TextIO, km: KernelMetrics, views: list[View], facts: LinkFacts | None = None
+) -> None:
     from tuiperf.export import write_json as write
 
     meta = km.meta
@@ -324,7 +339,7 @@ def write_json(out: TextIO, km: Any, views: list[tuple[int, list[Any]]], facts: 
 _RULE_STYLE = {"OPT": "yellow", "WRN": "red", "ERR": "bold red", "INF": "cyan"}
 
 
-def _kernel_header(k: Any) -> list[Any]:
+def _kernel_header(k: Kernel) -> list[Text]:
     from rich.text import Text
 
     from tuiperf.model import fmt
@@ -341,15 +356,15 @@ def _kernel_header(k: Any) -> list[Any]:
         f"stream {k.stream}" if k.stream is not None else "",
     ]
     lines = [title]
-    if k.display_name != k.name:
-        lines.append(Text(fmt.clean(k.display_name, 400), style="dim"))
+    if k.ncu_name != k.name:  # spelled as ncu's own CSV pages spell it
+        lines.append(Text(fmt.clean(k.ncu_name, 400), style="dim"))
     lines.append(Text(" · ".join(f for f in facts if f)))
     if k.nvtx:
         lines.append(Text("NVTX " + " > ".join(fmt.clean(n, 60) for n in k.nvtx)))
     return lines
 
 
-def _launch_line(facts: Any, kid: int) -> Any:
+def _launch_line(facts: LinkFacts, kid: int) -> Text:
     from rich.text import Text
 
     link = facts.kernels.get(kid)
@@ -359,7 +374,7 @@ def _launch_line(facts: Any, kid: int) -> Any:
     return Text(f"nsys: {link.launches:,} launches; the profiled one at {at} ({link.match})")
 
 
-def _metrics_table(s: Any) -> Any:
+def _metrics_table(s: Section) -> Table:
     from rich.table import Table
     from rich.text import Text
 
@@ -383,7 +398,7 @@ def _metrics_table(s: Any) -> Any:
     return t
 
 
-def _rules_grid(s: Any) -> Any:
+def _rules_grid(s: Section) -> Table:
     from rich.table import Table
     from rich.text import Text
 
@@ -407,10 +422,10 @@ def _rules_grid(s: Any) -> Any:
 
 def print_tables(
     out: TextIO,
-    km: Any,
-    views: list[tuple[int, list[Any]]],
+    km: KernelMetrics,
+    views: list[View],
     width: int | None = None,
-    facts: Any = None,
+    facts: LinkFacts | None = None,
 ) -> None:
     from rich.text import Text
 

@@ -6,12 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from tuiperf.bundled import sample_path
 from tuiperf.commands.base import add_cache_args, open_options, timeline_and_ncu
 from tuiperf.errors import UsageError
-
-
-def sample_path() -> Path:
-    return Path(__file__).resolve().parent.parent / "sample" / "vit_range"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,25 +27,31 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="an Nsight Compute report (.ncu-rep) to link with the nsys REPORT",
     )
-    p.add_argument("--ascii", action="store_true", help="ASCII glyphs only")
-    p.add_argument("--no-mouse", action="store_true", help="ignore the mouse")
+    add_viewer_options(p)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     add_cache_args(p)
     return p
+
+
+def add_viewer_options(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = ""
+) -> None:
+    """The viewer's own options; `tuiperf --help` lists them too, under other names
+    (`dest_prefix`) than the subcommands' options of the same spelling."""
+    p.add_argument("--ascii", dest=f"{dest_prefix}ascii", action="store_true",
+                   help="ASCII glyphs only")  # fmt: skip
+    p.add_argument("--no-mouse", dest=f"{dest_prefix}no_mouse", action="store_true",
+                   help="ignore the mouse")  # fmt: skip
 
 
 def run_open(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     path = args.report_path or sample_path()
     path, args.ncu_path = split_reports(path, args.second_path)
-    try:
-        from tuiperf.tui.app import run_app
-    except ModuleNotFoundError as e:
-        if e.name and e.name.startswith("tuiperf.tui"):
-            return _summary_fallback(path, args)
-        raise
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
+    from tuiperf.tui.app import run_app
+
     return run_app(path, args, open_options(args))
 
 
@@ -78,18 +81,3 @@ def split_reports(first: Path, second: Path | None) -> tuple[Path, Path | None]:
     timeline, ncu = timeline_and_ncu(first, second)
     assert timeline is not None and ncu is not None  # two of a kind raised UsageError
     return timeline, ncu
-
-
-def _summary_fallback(path: Path, args: argparse.Namespace) -> int:
-    """Until the viewer exists: print the kernel summary of the report."""
-    from tuiperf.load.open import open_trace
-    from tuiperf.model.summaries import compute_cached
-    from tuiperf.report import print_stats
-
-    trace = open_trace(path, open_options(args))
-    print_stats(
-        sys.stdout,
-        compute_cached(trace, "cuda_gpu_kern_sum"),
-        title=f"cuda_gpu_kern_sum · {path.name}",
-    )
-    return 0

@@ -17,12 +17,15 @@ from tuiperf.commands.base import (
     timeline_and_ncu,
 )
 from tuiperf.errors import UsageError
-from tuiperf.model.report_names import REPORT_NAMES, resolve
+from tuiperf.summaries.names import REPORT_NAMES, resolve
 
 if TYPE_CHECKING:
-    from tuiperf.model.stored_report import ReportRows, StoredReport
+    from tuiperf.model.trace import Trace
+    from tuiperf.summaries.rows import ReportRows, StoredReport
+    from tuiperf.summaries.stats import StatsTable
 
-_NAMES = " ".join(n for n in REPORT_NAMES if n != "op_sum")  # the `nsys stats` ones
+_OWN = ("op_sum", "step_budget")  # tuiperf's own reports, beside the `nsys stats` ones
+_NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -36,7 +39,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         default="cuda_gpu_kern_sum",
         metavar="NAME",
         help=f"one of: {_NAMES} (aliases: kern, api, mem, memsize, nvtx, osrt, "
-        "trace, ops); default cuda_gpu_kern_sum",
+        "trace, ops); tuiperf's own: step_budget (alias budget: each training step's time "
+        "by part: GPU busy by kind, GPU idle by cause); default cuda_gpu_kern_sum",
     )
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
@@ -85,7 +89,7 @@ def _stored(args: argparse.Namespace, path: Path, name: str) -> StoredReport | N
     """The report as an earlier run computed it, from the cache entry (no table loaded)."""
     if args.no_cache or os.environ.get("TUIPERF_NO_CACHE"):
         return None
-    from tuiperf.load.stored_summary import find
+    from tuiperf.summaries.stored import find
 
     return find(path, name, args.cache_dir)
 
@@ -94,9 +98,12 @@ def _computed(
     args: argparse.Namespace, path: Path, ncu: Path | None, name: str
 ) -> tuple[ReportRows, bool, str]:
     """(the report, whether its tables are empty, the source) from the report's tables."""
+    from tuiperf.analysis import budget_report
     from tuiperf.load.open import open_trace
-    from tuiperf.model.summaries import compute_cached, report_is_empty
+    from tuiperf.summaries.reports import compute_cached, register, report_is_empty
 
+    # the step budget is analysis (a floor above the summaries): offered from here
+    register(budget_report.REPORT, budget_report.step_budget_table, budget_report.SOURCE_TABLES)
     trace = open_trace(path, open_options(args))
     table = compute_cached(trace, name)
     if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'
@@ -125,16 +132,18 @@ def _write(
 
 
 def _csv_rows(table: ReportRows) -> tuple[list[str], list[list[str]]]:
-    from tuiperf.model.stored_report import StoredReport, csv_rows
+    from tuiperf.summaries.rows import StoredReport, csv_rows
 
     if isinstance(table, StoredReport):
         return csv_rows(table)
-    from tuiperf.model.cells import csv_rows as arrow_csv_rows  # vectorized, for long reports
+    from tuiperf.summaries.cells import csv_rows as arrow_csv_rows  # vectorized, for long reports
 
     return arrow_csv_rows(table)  # type: ignore[arg-type]
 
 
-def _with_ncu_ids(table, trace, ncu: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _with_ncu_ids(
+    table: StatsTable, trace: Trace, ncu: Path, args: argparse.Namespace
+) -> StatsTable:
     """cuda_gpu_kern_sum with a column of the ncu IDs that describe each kernel name."""
     from dataclasses import replace
 
@@ -142,7 +151,7 @@ def _with_ncu_ids(table, trace, ncu: Path, args: argparse.Namespace):  # type: i
 
     from tuiperf.load.ncu_open import open_ncu
     from tuiperf.model.ncu_link import build_link
-    from tuiperf.model.stats import Column
+    from tuiperf.summaries.stats import Column
 
     if table.report != "cuda_gpu_kern_sum" or "name" not in table.data.column_names:
         print(f"note: ncu IDs are added to cuda_gpu_kern_sum only, not {table.report}",

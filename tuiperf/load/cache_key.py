@@ -2,7 +2,7 @@
 
 An entry is keyed by the source's resolved path, size and mtime, the loader and
 SCHEMA_VERSION; `summary` reads a stored result by this key before it decides to
-load any table (see load/stored_summary.py).
+load any table (see summaries/stored.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: bump whenever a canonical schema (load/schema.py) changes: old entries are then rebuilt
+#: bump whenever a canonical schema (tuiperf/schema.py) changes: old entries are then rebuilt
 SCHEMA_VERSION = 6
 
 MANIFEST = "manifest.json"

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.load.schema import NAME
+from tuiperf.schema import NAME
 
 
 class StringTable:

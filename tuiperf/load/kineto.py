@@ -30,43 +30,42 @@ origin; durations are round(dur * 1000). The origin's absolute time is
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import schema
 from tuiperf.load.kineto_collect import API_CATS, NULL, RANGE_CATS, Collected, Collector, Columns
 from tuiperf.load.kineto_stream import TraceStream
 from tuiperf.load.nvtx_depth import nesting_depth
+from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import TraceMeta
 
-Progress = Callable[[str], None]
 _REPORT_EVERY = 64 << 20
 
 
 def load_kineto(
-    path: Path, progress: Progress | None = None
+    path: Path, progress: OnProgress | None = None
 ) -> tuple[dict[str, pa.Table], TraceMeta]:
     """Read a Kineto trace (`.json` or gzip) into canonical tables and metadata."""
     path = Path(path)
     collected, header = _collect(path, progress)
     if progress is not None:
-        progress("build tables")
+        progress(Progress("build tables"))
     tables = build_tables(collected, header)
     return tables, _meta(path, collected, header)
 
 
-def _collect(path: Path, progress: Progress | None) -> tuple[Collected, dict[str, Any]]:
+def _collect(path: Path, progress: OnProgress | None) -> tuple[Collected, dict[str, Any]]:
     shown = [0]
 
     def tick(nbytes: int) -> None:
         if progress is not None and nbytes - shown[0] >= _REPORT_EVERY:
             shown[0] = nbytes
-            progress(f"read events: {nbytes >> 20} MiB")
+            progress(Progress("read events", detail=f"{nbytes >> 20} MiB"))
 
     stream = TraceStream(path, tick)
     collector = Collector()

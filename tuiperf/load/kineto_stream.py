@@ -127,7 +127,7 @@ class TraceStream:
             self._no_batch_before = cut + 1
             return None
         self._pos = cut + 1
-        return items  # type: ignore[no-any-return]
+        return items
 
     # -- tokens ---------------------------------------------------------------
 

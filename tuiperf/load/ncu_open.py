@@ -12,6 +12,7 @@ import pyarrow as pa
 from tuiperf.errors import BadReportError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache import Cache, CacheKey
+from tuiperf.load.progress import Progress
 from tuiperf.model.metrics import KernelMetrics
 
 #: bumped whenever the ncu tables change shape; part of the cache key
@@ -71,7 +72,7 @@ def _through_cache(path: Path, kind: str, opts: Any, build: Callable[[], Built])
         tables, meta = build()
         say = getattr(opts, "say", None)
         if say is not None:
-            say("write cache")
+            say(Progress("write cache"))
         cache.store(key, tables, meta)
         hit = cache.load(key)
         if hit is None:

@@ -11,7 +11,7 @@ import glob
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,9 +19,10 @@ from typing import Any
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError
+from tuiperf.load.ncu_api import NcuAction, NcuContext, NcuMetric, NcuSection
+from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.metrics import make_table, render_message
 
-Progress = Callable[[str], None]
 MAGIC = b"NVR\x00"
 
 #: where an installed Nsight Compute keeps its Python module
@@ -98,7 +99,7 @@ def _quiet_fd2() -> Iterator[None]:
         os.close(saved)
 
 
-def open_context(path: Path) -> Any:
+def open_context(path: Path) -> NcuContext:
     """ncu_report's IContext, or a one-line error for damaged and foreign files."""
     check_magic(path)
     ncu = import_ncu_report()
@@ -112,8 +113,8 @@ def open_context(path: Path) -> Any:
     return ctx
 
 
-def actions(ctx: Any) -> list[Any]:
-    out: list[Any] = []
+def actions(ctx: NcuContext) -> list[NcuAction]:
+    out: list[NcuAction] = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         out.extend(rng.action_by_idx(i) for i in range(rng.num_actions()))
@@ -121,7 +122,7 @@ def actions(ctx: Any) -> list[Any]:
 
 
 def load_ncu_rep(
-    path: Path, progress: Progress | None = None
+    path: Path, progress: OnProgress | None = None
 ) -> tuple[dict[str, pa.Table], dict[str, Any]]:
     """The four KernelMetrics tables and the report's meta data."""
     ctx = open_context(path)
@@ -133,7 +134,7 @@ def load_ncu_rep(
     }
     for kid, a in enumerate(acts):
         if progress is not None and kid % 10 == 0:
-            progress(f"read kernel {kid + 1}/{len(acts)}")
+            progress(Progress("read kernel", kid + 1, len(acts)))
         _append(cols["kernels"], _kernel_row(kid, a))
         secs = _sections(a)
         for pos, s in enumerate(secs):
@@ -181,12 +182,12 @@ def _valid_utf8(v: Any) -> Any:
     return v
 
 
-def _sections(a: Any) -> list[Any]:
+def _sections(a: NcuAction) -> list[NcuSection]:
     """Sections in ncu's order: by `order()`, ties by display name (as ncu prints them)."""
     return sorted(a.sections(), key=lambda s: (s.order(), s.name()))
 
 
-def _value(m: Any) -> tuple[float | None, str | None]:
+def _value(m: NcuMetric) -> tuple[float | None, str | None]:
     try:
         v = m.value()
     except Exception:
@@ -201,17 +202,17 @@ def _value(m: Any) -> tuple[float | None, str | None]:
         return None, str(v)
 
 
-def _num(a: Any, name: str) -> Any:
+def _num(a: NcuAction, name: str) -> float | None:
     m = a.metric_by_name(name)
     return None if m is None else _value(m)[0]
 
 
-def _int(a: Any, name: str) -> int | None:
+def _int(a: NcuAction, name: str) -> int | None:
     v = _num(a, name)
     return None if v is None else int(v)
 
 
-def _text(a: Any, name: str) -> str | None:
+def _text(a: NcuAction, name: str) -> str | None:
     m = a.metric_by_name(name)
     if m is None:
         return None
@@ -219,7 +220,7 @@ def _text(a: Any, name: str) -> str | None:
     return t if t is not None else (None if v is None else str(v))
 
 
-def _kernel_row(kid: int, a: Any) -> dict[str, Any]:
+def _kernel_row(kid: int, a: NcuAction) -> dict[str, Any]:
     major, minor = (
         _int(a, "device__attribute_compute_capability_major"),
         _int(a, "device__attribute_compute_capability_minor"),
@@ -246,7 +247,7 @@ def _kernel_row(kid: int, a: Any) -> dict[str, Any]:
     return row
 
 
-def _nvtx(a: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+def _nvtx(a: NcuAction) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     push: list[dict[str, str]] = []
     start: list[dict[str, str]] = []
     try:
@@ -264,7 +265,7 @@ def _nvtx(a: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
 
 
 def _metric_row(
-    kid: int, m: Any, sid: str | None, sname: str | None, part: str | None
+    kid: int, m: NcuMetric, sid: str | None, sname: str | None, part: str | None
 ) -> dict[str, Any]:
     value, text = _value(m)
     return {
@@ -301,7 +302,7 @@ _CLI_HEADER_ITEMS: dict[str, tuple[tuple[str, str, str, float, str | None], ...]
 }  # fmt: skip
 
 
-def _header_rows(kid: int, a: Any, s: Any) -> list[tuple[str, dict[str, Any]]]:
+def _header_rows(kid: int, a: NcuAction, s: NcuSection) -> list[tuple[str, dict[str, Any]]]:
     """(sort name, row) of a section's header items, with the CLI's items (above)."""
     sid, sname = s.identifier(), s.name()
     items = [
@@ -323,7 +324,7 @@ def _header_rows(kid: int, a: Any, s: Any) -> list[tuple[str, dict[str, Any]]]:
     return items
 
 
-def _metric_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
+def _metric_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[str, Any]]:
     """Section metrics (header then body, each by metric name, as ncu prints them),
     then every other metric of the kernel with no section."""
     rows, seen = [], set()
@@ -345,7 +346,7 @@ def _metric_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _rule_rows(kid: int, a: Any, secs: list[Any]) -> list[dict[str, Any]]:
+def _rule_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[str, Any]]:
     """Rule results grouped by section in ncu's order; empty type-0 results dropped."""
     rank = {s.identifier(): i for i, s in enumerate(secs)}
     results = []
@@ -387,7 +388,7 @@ def _rule_row(
     }
 
 
-def _meta(path: Path, ctx: Any, tables: dict[str, pa.Table]) -> dict[str, Any]:
+def _meta(path: Path, ctx: NcuContext, tables: dict[str, pa.Table]) -> dict[str, Any]:
     k = tables["kernels"]
     devices: dict[Any, dict[str, Any]] = {}
     for dev, name, cc in zip(

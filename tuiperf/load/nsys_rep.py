@@ -7,12 +7,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from tuiperf.errors import BadReportError, MissingToolError
-
-Progress = Callable[[str], None]
+from tuiperf.load.progress import OnProgress, Progress
 
 
 def find_nsys() -> str | None:
@@ -22,17 +20,34 @@ def find_nsys() -> str | None:
     return shutil.which("nsys")
 
 
-def sibling_export(report: Path) -> Path | None:
-    """An export next to the report, at least as new as it (nsys stats leaves one there)."""
+def _siblings(report: Path) -> list[tuple[Path, int]]:
+    """Exports next to the report (nsys stats leaves one there), with how much older than
+    the report each is in ns (<= 0: at least as new)."""
     mtime = report.stat().st_mtime_ns
     stem = report.with_suffix("")
+    out = []
     for cand in (stem.with_suffix(".sqlite"), Path(f"{stem}_arrowdir"), Path(f"{stem}_parquetdir")):
         try:
-            if cand.exists() and cand.stat().st_mtime_ns >= mtime:
-                return cand
+            if cand.exists():
+                out.append((cand, mtime - cand.stat().st_mtime_ns))
         except OSError:
             continue
-    return None
+    return out
+
+
+def sibling_export(report: Path) -> Path | None:
+    """An export next to the report, at least as new as it."""
+    return next((p for p, older in _siblings(report) if older <= 0), None)
+
+
+def stale_exports(report: Path) -> list[str]:
+    """One sentence for each export beside the report that is older than it, so not used."""
+    return [
+        f"{p.name} beside the report is {older / 1e9:.3g} s older than {report.name}, so it "
+        "may hold an earlier capture: not used (re-export it, or touch it if it is the same)"
+        for p, older in _siblings(report)
+        if older > 0
+    ]
 
 
 def export_command(report: Path, nsys: str = "nsys") -> list[str]:
@@ -72,7 +87,7 @@ def _supports_arrowdir(nsys: str) -> bool:
     return "arrowdir" in (out.stdout + out.stderr)
 
 
-def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
+def run_export(report: Path, workdir: Path, progress: OnProgress) -> Path:
     """Export `report` into a new folder under `workdir`; returns the export's path."""
     nsys = find_nsys()
     if nsys is None:
@@ -82,7 +97,7 @@ def run_export(report: Path, workdir: Path, progress: Progress) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
     out = tmp / ("export" if kind == "arrowdir" else "export.sqlite")
     cmd = [nsys, "export", "--type", kind, "--force-overwrite", "true", "-o", str(out), str(report)]
-    progress(f"export .nsys-rep → {kind} (nsys)")
+    progress(Progress(f"export .nsys-rep → {kind} (nsys)"))
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     except OSError as e:

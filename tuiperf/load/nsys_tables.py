@@ -14,13 +14,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import schema
 from tuiperf.load.assemble import Assembler
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
+from tuiperf.load.progress import OnProgress, Progress
 
-Progress = Callable[[str], None]
 Sink = Callable[[str, pa.Table], None]
 
 _PID_MASK = 0xFFFFFF
@@ -55,7 +55,7 @@ def tid_of(global_tid: pa.ChunkedArray) -> pa.Array:
 class NsysReader:
     """Reads one export into canonical tables."""
 
-    def __init__(self, source: NsysSource, progress: Progress | None = None) -> None:
+    def __init__(self, source: NsysSource, progress: OnProgress | None = None) -> None:
         self.src = source
         self.progress = progress or (lambda _msg: None)
         self.present = source.tables()
@@ -109,9 +109,6 @@ class NsysReader:
         except pa.ArrowInvalid as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
             raise BadReportError(f"{self.src.path}: {name}: values out of range ({why})") from e
-
-    def has_column(self, logical: str, column: str) -> bool:
-        return any(column in self.src.columns(t) for t in versions_of(self.present, logical))
 
     def strings(self) -> StringTable:
         if self._strings is None:
@@ -180,7 +177,7 @@ class NsysReader:
             ("streams", self.streams),
         ]
         for i, (name, fn) in enumerate(steps, 1):
-            self.progress(f"read tables {i}/{len(steps)}: {name}")
+            self.progress(Progress("read tables", i, len(steps), name))
             with self._converting(name):
                 t = fn()
             if t is None:
@@ -535,7 +532,7 @@ def read_ahead(batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
                 return
             if kind == "error":
                 raise item  # type: ignore[misc]
-            yield item  # type: ignore[misc]
+            yield item
     finally:
         stop.set()
         while worker.is_alive():  # unblock a producer waiting on a full queue

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.load import schema
+from tuiperf import schema
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_tables import pid_of, tid_of
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tuiperf.errors import BadReportError, UsageError
+from tuiperf.errors import BadReportError, MissingToolError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache import Cache, CacheKey, read_ipc
+from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import Trace, TraceMeta
 
-Progress = Callable[[str], None]
 Sink = Callable[[str, pa.Table], None]
 #: a builder converts a source, handing each canonical table to the sink; returns the meta
 Builder = Callable[[Sink], TraceMeta]
@@ -34,16 +34,16 @@ _NSYS_MARKERS = {
 class OpenOptions:
     cache_dir: Path | None = None
     use_cache: bool = True
-    progress: Progress | None = None
+    progress: OnProgress | None = None
     #: convert detail columns (grid, block, registers, ...) on first use, not up front
     defer_details: bool = True
 
-    def say(self, msg: str) -> None:
+    def say(self, step: Progress) -> None:
         if self.progress is not None:
-            self.progress(msg)
+            self.progress(step)
 
 
-def _nsys_source(path: Path, kind: str):  # type: ignore[no-untyped-def]
+def _nsys_source(path: Path, kind: str):
     from tuiperf.load.nsys_source import DirSource, SqliteSource
 
     if kind == det.NSYS_SQLITE:
@@ -192,16 +192,25 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
 
     sibling = nsys_rep.sibling_export(path)
     if sibling is not None:
-        opts.say(f"using the export beside the report: {sibling.name}")
+        opts.say(Progress("using the export beside the report", detail=sibling.name))
         return open_trace(sibling, opts)
+    stale = nsys_rep.stale_exports(path)
+    for note in stale:
+        opts.say(Progress("not using an older export", detail=note))
 
     def build(sink: Sink) -> TraceMeta:
         root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"
-        export = nsys_rep.run_export(path, root, opts.say)
+        try:
+            export = nsys_rep.run_export(path, root, opts.say)
+        except MissingToolError as e:
+            if stale:  # the export the user may have meant to use is there: say why not
+                raise MissingToolError(f"{e}; {stale[0]}") from e
+            raise
         try:
             kind = det.detect(export)
             meta = _guarded(build_nsys_export)(export, kind, opts, sink)
             meta.source, meta.format = str(path), det.NSYS_REP
+            meta.diagnostics.extend(stale)
             return meta
         finally:
             shutil.rmtree(export.parent, ignore_errors=True)

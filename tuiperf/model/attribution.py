@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 
 from tuiperf.model import fmt
 from tuiperf.model.lanes import display_name
-from tuiperf.model.timeline import format_time
 from tuiperf.model.trace import Trace
 
 GPU_TABLES = ("kernels", "memcpy", "memset")
@@ -41,7 +40,7 @@ class NvtxContext:
     time: int
     tid: int | None
     thread: str
-    #: what the thread is to the event: its launching thread, or simply its thread
+    #: what the thread is to the event: "launching thread" (GPU work) or "thread" (the rest)
     role: str = "launching thread"
     own: list[NvtxRange] = field(default_factory=list)
     #: thread name -> ranges (outermost first) on the process's other threads
@@ -52,16 +51,18 @@ class NvtxContext:
         return not self.own and not self.others
 
     def lines(self) -> list[str]:
-        """`step 3 › backward  (python3)`, one line per thread; or why there is none."""
+        """One line per thread: `step 3 › backward  (on its thread, python3 (12522))`; or
+        a sentence saying that no range was open."""
+        where = f"its {self.role}, {self.thread}"
+        if self.empty:
+            return [f"no NVTX range was open at this time, on {where} or any other thread"]
         out = []
         if self.own:
-            out.append(f"{_path(self.own)}  ({self.role} {self.thread})")
+            out.append(f"{_path(self.own)}  (on {where})")
         else:
-            out.append(f"none on the {self.role} {self.thread}")
+            out.append(f"no NVTX range open on {where}")
         for thread, ranges in self.others.items():
             out.append(f"{_path(ranges)}  (by time, on {thread})")
-        if self.empty:
-            out.append("this event has no NVTX context")
         return out
 
 
@@ -91,8 +92,10 @@ class NvtxIndex:
         }
 
     def thread_name(self, pid: int | None, tid: int | None) -> str:
-        name = self.threads.get((pid, tid)) or "thread"
-        return f"{name} ({tid})" if tid is not None else name
+        name = self.threads.get((pid, tid))
+        if tid is None:
+            return name or "an unknown thread"
+        return f"{name} ({tid})" if name else f"thread {tid}"
 
     def context(self, pid: int | None, tid: int | None, t: int) -> NvtxContext:
         ctx = NvtxContext(t, tid, self.thread_name(pid, tid))
@@ -193,7 +196,7 @@ def describe(trace: Trace, table: str, row: int, index: NvtxIndex | None = None)
     r = row_dict(trace, table, row)
     title = _title(table, r)
     dur = (r["end"] - r["start"]) if r.get("end") is not None else None
-    fields = [("Start", format_time(r["start"], span=max(dur or 0, 1000)))]
+    fields = [("Start", fmt.time_point(r["start"], span=max(dur or 0, 1000)))]
     if dur is not None:
         fields += [("Duration", fmt.duration(dur))]
     fields += _place(table, r, index) + _specific(table, r)
@@ -208,7 +211,7 @@ def describe(trace: Trace, table: str, row: int, index: NvtxIndex | None = None)
             fields.append(("Launched", f"{_title(partner[0], p)} on stream {p.get('stream')}"))
     ctx = index.context(r.get("pid"), tid, int(when))
     if table not in GPU_TABLES:
-        ctx.role = "its thread"
+        ctx.role = "thread"
     if table == "nvtx":  # its enclosing ranges, not itself or its children
         ctx.own = [x for x in ctx.own if x.depth < (r.get("depth") or 0)]
     return EventDetails(table, row, title, KIND_OF_TABLE.get(table, table), fields, ctx, partner)
@@ -281,7 +284,7 @@ def _launch_fields(
         ("Launched by", f"{name} on {index.thread_name(a.get('pid'), a.get('tid'))}"),
         (
             "Launch at",
-            f"{format_time(a['start'], span=1000)} ({fmt.duration(a['end'] - a['start'])})",
+            f"{fmt.time_point(a['start'], span=1000)} ({fmt.duration(a['end'] - a['start'])})",
         ),
         ("Correlation", str(a.get("correlation_id"))),
     ]

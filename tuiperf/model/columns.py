@@ -153,7 +153,7 @@ def cell(spec: ColumnSpec, values: tuple[object, ...], ascii_only: bool = False)
     """Human text for one cell; `values` holds one raw value per source (None = null)."""
     v = values[0]
     if spec.fmt == "time":
-        return "" if v is None else f"{int(v) / 1e9:.6f}"  # type: ignore[call-overload]
+        return "" if v is None else fmt.seconds(int(v), 6)  # type: ignore[call-overload]
     if spec.fmt == "duration":
         return fmt.duration(v, ascii_only)  # type: ignore[arg-type]
     if spec.fmt == "bytes":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import ROUND_HALF_UP, Context, Decimal
 
@@ -30,20 +31,62 @@ def clean(text: str, limit: int | None = None) -> str:
 _TIME_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 
 
+def time_unit(ns: float) -> tuple[str, float]:
+    """The largest unit in which |ns| >= 1, and its size in ns (ns for 0)."""
+    a = abs(ns)
+    for name, scale in _TIME_UNITS:
+        if a >= scale:
+            return name, scale
+    return "ns", 1.0
+
+
+def unit_text(unit: str, ascii_only: bool = False) -> str:
+    """A unit as printed: `us` for `µs` where only ASCII may be drawn."""
+    return "us" if ascii_only and unit == "µs" else unit
+
+
+def in_unit(ns: float, scale: float, decimals: int, unit: str, ascii_only: bool = False) -> str:
+    """`12.40 ms`: `ns` in the unit of size `scale` with `decimals` decimals."""
+    return f"{ns / scale:.{decimals}f} {unit_text(unit, ascii_only)}"
+
+
+def decimals_for(step: float, scale: float) -> int:
+    """Decimals needed to tell apart multiples of `step` ns written in units of `scale`."""
+    q = step / scale
+    if q >= 1:
+        return 0
+    return max(0, math.ceil(-math.log10(q) - 1e-9))
+
+
 def duration(ns: float | int | None, ascii_only: bool = False) -> str:
     """A duration in the largest unit that keeps it >= 1: `12.4 ms`, `830 ns`."""
     if ns is None:
         return ""
     v = float(ns)
-    for unit, scale in _TIME_UNITS:
-        if abs(v) >= scale or unit == "ns":
-            if ascii_only and unit == "µs":
-                unit = "us"
-            q = v / scale
-            if unit == "ns":
-                return f"{q:.0f} ns"
-            return f"{q:.3g} {unit}" if abs(q) < 100 else f"{q:.0f} {unit}"
-    return f"{v:.0f} ns"
+    unit, scale = time_unit(v)
+    q = v / scale
+    text = f"{q:.3g}" if unit != "ns" and abs(q) < 100 else f"{q:.0f}"
+    return f"{text} {unit_text(unit, ascii_only)}"
+
+
+def duration_sig(ns: float, ascii_only: bool = False, digits: int = 2) -> str:
+    """A duration with `digits` significant figures: `2.1 µs`, `480 ns`, `12 ms`."""
+    unit, scale = time_unit(ns)
+    q = ns / scale
+    dec = max(0, digits - 1 - math.floor(math.log10(abs(q)))) if q else 0
+    return in_unit(ns, scale, dec, unit, ascii_only)
+
+
+def time_point(t: float, span: float | None = None, ascii_only: bool = False) -> str:
+    """A point in time in the unit of its magnitude, precise enough for `span` ns."""
+    unit, scale = time_unit(t)
+    dec = decimals_for(span / 1000, scale) if span else 3
+    return in_unit(t, scale, min(dec, 9), unit, ascii_only)
+
+
+def seconds(ns: int | float, decimals: int) -> str:
+    """`12.345678`: ns in seconds, without the unit."""
+    return f"{ns / 1e9:.{decimals}f}"
 
 
 def timestamp(ns: int | float, span_ns: float | None = None) -> str:
@@ -51,7 +94,12 @@ def timestamp(ns: int | float, span_ns: float | None = None) -> str:
     digits = 3
     if span_ns:
         digits = 3 if span_ns >= 1e7 else 6 if span_ns >= 1e4 else 9
-    return f"{ns / 1e9:.{digits}f} s"
+    return f"{seconds(ns, digits)} s"
+
+
+def millis(ns: int | float, decimals: int = 3) -> str:
+    """`1,234.567 ms`: ns in milliseconds, with thousands separators."""
+    return f"{ns / 1e6:,.{decimals}f} ms"
 
 
 def size(n: int | float | None) -> str:

@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -479,12 +480,12 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
         for key in split.get(table, {}):
             pid, device, stream = key[0], key[1], key[2]
             streams.setdefault(device, set()).add((pid, stream))
-    dev_names = _device_names(trace)
+    dev_names, pnames = _device_names(trace), _process_names(trace)
+    several = len({p for s in streams.values() for p, _ in s}) > 1
+    annotations = _gpu_annotation_lanes(trace, split, names)
     for device in sorted(streams, key=_sort_key):
-        name = dev_names.get(device, "")
-        label = f"GPU {device}" + (f" · {name}" if name else "") if device is not None else "GPU"
-        group = Group(f"gpu:{device}", label)
         pids = {p for p, _ in streams[device]}
+        group = Group(f"gpu:{device}", _gpu_label(device, dev_names, pnames, pids, several))
         for pid, stream in sorted(
             streams[device], key=lambda k: (_sort_key(k[1]), _sort_key(k[0]))
         ):
@@ -508,8 +509,58 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
                         place=place,
                     )
                     _add(ls, group, lane)
+        for lane in annotations.pop(device, []):
+            lane.group = group.key
+            _add(ls, group, lane)
         if group.lanes:
             ls.groups.append(group)
+
+
+def _gpu_label(
+    device: object, dev_names: dict, pnames: dict, pids: set, several_processes: bool
+) -> str:
+    """`GPU 0 · NVIDIA H200`, and the processes whose work it ran when a report has several
+    (a per-rank process each, in distributed training)."""
+    if device is None:
+        return "GPU"
+    label = f"GPU {device}" + (f" · {dev_names[device]}" if dev_names.get(device) else "")
+    if several_processes:
+        procs = [f"{pnames.get(p) or 'process'} ({p})" for p in sorted(pids, key=_sort_key)]
+        label += " · " + ", ".join(procs)
+    return label
+
+
+def _gpu_annotation_lanes(trace: Trace, split: dict, names: dict) -> dict[object, list[Lane]]:
+    """Kineto's GPU-side annotations (nvtx rows with no process, `tid` = the stream), by
+    device: they belong beside the stream they were recorded on, not in a process group."""
+    found = [(k, iv) for k, iv in split.get("nvtx", {}).items() if k[0] is None]
+    if not found:
+        return {}
+    device_of = _stream_devices(trace)
+    out: dict[object, list[Lane]] = {}
+    for (pid, stream, depth), iv in sorted(found, key=lambda kv: _sort_key(kv[0][1:])):
+        suffix = f" {depth}" if depth else ""
+        lane = Lane(
+            key=("nvtx", pid, stream, depth),
+            group="",
+            label=f"stream {stream} annotations{suffix}",
+            kind="nvtx",
+            table="nvtx",
+            iv=iv,
+            names=names["nvtx"],
+            place={"device": device_of.get(stream), "stream": stream},
+        )
+        out.setdefault(device_of.get(stream), []).append(lane)
+    return out
+
+
+def _stream_devices(trace: Trace) -> dict[Any, Any]:
+    if not trace.has("streams"):
+        return {}
+    t = trace.table("streams")
+    if "stream" not in t.column_names or "device" not in t.column_names:
+        return {}
+    return {r["stream"]: r["device"] for r in t.select(["stream", "device"]).to_pylist()}
 
 
 def _device_names(trace: Trace) -> dict[object, str]:
@@ -531,11 +582,19 @@ def _main_first(pid: object) -> Callable[[object], tuple]:
     return lambda tid: (tid != pid, *_sort_key(tid))
 
 
+#: what a CPU lane holds, by table: nsys's words, and Kineto's (its api rows are CUDA runtime
+#: and driver calls, its ranges torch operators and record_function annotations)
+_CPU_WHAT = {"api": "CUDA API", "nvtx": "NVTX", "osrt": "OS runtime"}
+_KINETO_WHAT = {"api": "CUDA runtime", "nvtx": "CPU ops", "osrt": "OS runtime"}
+
+
 def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
     threads: dict[object, set[object]] = {}
     for table in ("api", "nvtx", "osrt"):
         for key in split.get(table, {}):
-            threads.setdefault(key[0], set()).add(key[1])
+            if key[0] is not None or table != "nvtx":  # GPU annotations go with their GPU
+                threads.setdefault(key[0], set()).add(key[1])
+    words = _KINETO_WHAT if trace.meta.format == "kineto" else _CPU_WHAT
     tnames, pnames = _thread_names(trace), _process_names(trace)
     for pid in sorted(threads, key=_sort_key):
         pname = pnames.get(pid, "") or "process"
@@ -549,11 +608,8 @@ def _cpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
             if repeats[tname] > 1:  # threads of one name (17 `python3`): tell them apart
                 tname = f"{tname} [{tid}]"
             place: dict = {"pid": pid, "tid": tid}
-            for table, kind, what in (
-                ("api", "api", "CUDA API"),
-                ("nvtx", "nvtx", "NVTX"),
-                ("osrt", "osrt", "OS runtime"),
-            ):
+            for table, kind in (("api", "api"), ("nvtx", "nvtx"), ("osrt", "osrt")):
+                what = words[table]
                 found = [(k, iv) for k, iv in split.get(table, {}).items() if k[:2] == (pid, tid)]
                 for key, iv in sorted(found, key=lambda kv: _sort_key(kv[0][-1])):
                     suffix = f" {key[2]}" if kind == "nvtx" and key[2] else ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tuiperf.model import fmt
 from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.ncu_link import LEVEL_SHORT, LEVEL_TEXT, NcuLink
 from tuiperf.model.trace import Trace
@@ -27,7 +28,7 @@ class KernelLink:
     def profiled_at(self, unknown: str = "") -> str:
         """The profiled launch's start, in ms from the trace start (`unknown` without one)."""
         ns = self.profiled_start_ns
-        return unknown if ns is None else f"{ns / 1e6:,.3f} ms"
+        return unknown if ns is None else fmt.millis(ns)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +50,10 @@ class LinkFacts:
     unmatched_nsys: tuple[str, ...] = ()
     nsys_kernel_rows: int = 0
     linked_rows: int = 0
+    #: ncu id -> launches of the trace that are similar but not linked
+    similar: dict[int, int] = field(default_factory=dict)
+    #: the sentence the viewer shows too (NcuLink.count_line)
+    count_line: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -60,15 +65,11 @@ class LinkFacts:
             "unmatched_nsys": list(self.unmatched_nsys),
             "nsys_kernel_rows": self.nsys_kernel_rows,
             "nsys_rows_with_ncu_result": self.linked_rows,
+            "similar_not_linked": {str(k): v for k, v in self.similar.items()},
         }
 
     def summary_line(self) -> str:
-        n = len(self.kernels) + len(self.unmatched_ncu)
-        return (
-            f"{len(self.kernels)} of {n} ncu results matched to {self.linked_rows:,} of "
-            f"{self.nsys_kernel_rows:,} kernel launches (by {self.matched_on}); "
-            f"{len(self.unmatched_ncu)} unmatched"
-        )
+        return self.count_line
 
 
 def link_facts(trace: Trace, km: KernelMetrics, link: NcuLink | None = None) -> LinkFacts:
@@ -99,4 +100,6 @@ def link_facts(trace: Trace, km: KernelMetrics, link: NcuLink | None = None) -> 
         unmatched_nsys=tuple(link.unmatched_nsys),
         nsys_kernel_rows=len(link.choice_of_row),
         linked_rows=int(link.mask.sum()),
+        similar={k: len(v) for k, v in link.similar_of.items() if k not in link.rows_of},
+        count_line=link.count_line(len(km)),
     )

@@ -27,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf.model.ncu_names import normalize
+
 _DICT = pa.dictionary(pa.int32(), pa.string())
 _NVTX = pa.list_(pa.struct([("domain", pa.string()), ("name", pa.string())]))
 _FOCUS = pa.list_(
@@ -324,6 +326,13 @@ class Kernel:
     @property
     def display_name(self) -> str:
         return self.demangled or self.name or self.mangled or f"kernel {self.id}"
+
+    @property
+    def ncu_name(self) -> str:
+        """The name as ncu's CSV pages print it (`at::vectorized_elementwise_kernel<4, …>`
+        for the API's `at::native::…<(int)4, …>`); the full demangled name stays in
+        `demangled`."""
+        return normalize(self.demangled) if self.demangled else self.display_name
 
 
 def _dims(row: dict[str, Any], p: str) -> tuple[int, int, int] | None:

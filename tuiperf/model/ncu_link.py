@@ -1,11 +1,13 @@
 """Which Nsight Compute result belongs to which kernel launch of an nsys trace.
 
-Launches of a kernel are first matched by mangled name (nsys `mangledName` = ncu's
-NameBase_MANGLED; `tuiperf.analysis.ncu_rules.groups` does that match), or by normalized
-demangled name when the trace has no mangled names (Kineto). Where several ncu results
-share a name, each launch is narrowed step by step, as long as a step leaves a candidate:
+A launch links to an ncu result only when both name the same kernel exactly (nsys
+`mangledName` = ncu's NameBase_MANGLED; by the normalized demangled name when the trace has
+no mangled names, as torch.profiler's) and launch it with the same grid and block. Weaker
+matches (the same short name only, or the same name with another launch configuration)
+are `similar_of`: shown as "similar, not linked", never linked. Where several ncu results
+share the name, each launch is narrowed step by step, as long as a step leaves a candidate:
 
-1. launch configuration: the ncu results with the same grid and block;
+1. launch configuration: the ncu results with the same grid and block (required);
 2. NVTX context: the push/pop ranges open on the launching thread at the launch (the CUDA
    API call), compared first exactly, then with numbers ignored (`step 3` ~ `step 7`).
    ncu records the stack per thread, so a launch from PyTorch's autograd thread has an
@@ -30,10 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.analysis import arrays as A
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.ncu_rules import groups
+from tuiperf.model import arrays as A
 from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu_groups import groups, has_mangled
 from tuiperf.model.ncu_names import normalize
 from tuiperf.model.trace import Trace
 
@@ -41,7 +42,7 @@ from tuiperf.model.trace import Trace
 NONE, NAME, MANGLED, LAUNCH, NVTX_LOOSE, NVTX, ORDER = range(7)
 LEVEL_TEXT = {
     NONE: "no ncu result",
-    NAME: "same kernel name",
+    NAME: "same demangled name",
     MANGLED: "same mangled name",
     LAUNCH: "same name and launch configuration",
     NVTX_LOOSE: "same launch configuration and NVTX ranges (numbers ignored)",
@@ -82,6 +83,43 @@ class NcuLink:
     unmatched_nsys: list[str] = field(default_factory=list)
     #: "mangled name" or "kernel name": what step 0 matched on
     matched_on: str = "mangled name"
+    #: ncu kernel id -> launches that are like it but not linked (same short name only, or
+    #: the same name with another grid/block)
+    similar_of: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def similar_for(self, kernel_id: int) -> np.ndarray:
+        return self.similar_of.get(kernel_id, np.zeros(0, np.int64))
+
+    @property
+    def linked_ids(self) -> list[int]:
+        """ncu results linked to at least one launch (the count every view shows)."""
+        return sorted(self.rows_of)
+
+    def count_line(self, total: int) -> str:
+        """`3 of 30 ncu results linked to 760 of 11,775 launches (same mangled name and
+        grid/block); 5 more similar, not linked`: the sentence the viewer and `info` show."""
+        how = "same mangled name" if self.matched_on == "mangled name" else "same name"
+        launches = len(self.choice_of_row)
+        line = (
+            f"{len(self.linked_ids):,} of {total:,} ncu results linked to "
+            f"{int(self.mask.sum()):,} of {launches:,} launches ({how} and grid/block)"
+        )
+        alike = [k for k in self.similar_of if k not in self.rows_of]
+        if alike:
+            line += f"; {len(alike):,} more similar, not linked"
+        return line
+
+    def note_for(self, kernel_id: int) -> str:
+        """What the trace holds of one ncu result, in a sentence."""
+        n, alike = len(self.rows_for(kernel_id)), len(self.similar_for(kernel_id))
+        if n:
+            return f"{n:,} launches in the nsys report; Enter jumps to them"
+        if alike:
+            return (
+                f"not linked: {alike:,} launches in the nsys report are similar (the same short "
+                "name, or the same kernel with another grid/block), not this launch"
+            )
+        return "no launch of this kernel in the nsys report (unmatched)"
 
     def ids_for_row(self, row: int) -> tuple[int, ...]:
         if not 0 <= row < len(self.choice_of_row):
@@ -228,12 +266,31 @@ def build_link(trace: Trace, km: KernelMetrics) -> NcuLink:
             choices.append(ids)
         choice[rows], level[rows] = c, lv
 
+    similar: dict[int, list[np.ndarray]] = {}
+
+    def alike(rows: np.ndarray, ids: list[int]) -> None:
+        for kid in ids:
+            similar.setdefault(kid, []).append(np.asarray(rows, np.int64))
+
     if pairs and n:
         launches, nvtx = _launches(trace), _Nvtx(trace)
-        base = NAME if matched_on == "kernel name" else MANGLED
         for ids, rows in pairs:
-            _narrow(km, ids, rows, launches, nvtx, base, assign)
-    return _finish(km, kt, choice, level, choices, matched_on)
+            _narrow(km, ids, rows, launches, nvtx, assign, alike)
+    for ids, rows in _similar_groups(trace, km):
+        alike(rows, ids)
+    link = _finish(km, kt, choice, level, choices, matched_on)
+    for kid, parts in similar.items():
+        rows = np.setdiff1d(np.concatenate(parts), link.rows_for(kid))
+        if len(rows):
+            link.similar_of[kid] = rows
+    return link
+
+
+def _similar_groups(trace: Trace, km: KernelMetrics) -> list[tuple[list[int], np.ndarray]]:
+    """[(ncu ids, launches)] of kernels that only share a short name with the trace's."""
+    if not trace.has("kernels") or len(km) == 0:
+        return []
+    return [(g.ids, g.similar_rows) for g in groups(km, trace) if g.similar_rows is not None]
 
 
 def _name_groups(trace: Trace, km: KernelMetrics) -> tuple[str, list[tuple[list[int], Any]]]:
@@ -241,9 +298,8 @@ def _name_groups(trace: Trace, km: KernelMetrics) -> tuple[str, list[tuple[list[
     kt = trace.table("kernels")
     if kt.num_rows == 0 or len(km) == 0:
         return "mangled name", []
-    has_mangled = "mangled_name" in kt.column_names and kt["mangled_name"].null_count < kt.num_rows
-    if has_mangled and any(km.kernels.column("mangled").to_pylist()):
-        gs = groups(km, Ctx(trace))
+    if has_mangled(kt) and any(km.kernels.column("mangled").to_pylist()):
+        gs = groups(km, trace)
         return "mangled name", [(sorted(g.ids), g.nsys_rows) for g in gs if g.nsys_rows is not None]
     codes, values = A.codes(kt, "name")
     by_key: dict[str, list[int]] = {}
@@ -278,15 +334,16 @@ def _narrow(
     rows: np.ndarray,
     la: _Launches,
     nvtx: _Nvtx,
-    base: int,
     assign: Any,
+    alike: Any,
 ) -> None:
     """Link the launches of one kernel name to its ncu results, closest match first.
 
     A launch whose launch configuration and NVTX context match an ncu result takes it; the
     other launches of the name stay unlinked (another call site: ncu did not profile
     them, e.g. the backward launches of a forward kernel). Only when no launch matches the
-    context does the configuration alone decide, and only when none matches that, the name.
+    context does the configuration alone decide. Launches with another grid or block are
+    never linked: they go to `alike` (similar, not linked).
     """
     rows = np.asarray(rows, np.int64)
     configs = {kid: _config_of(km, kid) for kid in ids}
@@ -296,8 +353,9 @@ def _narrow(
         cands = [kid for kid in ids if configs[kid] in (None, la.configs[code])]
         if cands:
             parts.append(_contexts(km, cands, sub, la, nvtx))
+        else:
+            alike(sub, ids)
     if not parts:
-        assign(rows, tuple(ids), base)
         return
     by_context = any(lv > LAUNCH for buckets in parts for (_, lv, _) in buckets)
     for buckets in parts:

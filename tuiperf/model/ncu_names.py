@@ -41,3 +41,18 @@ def short_name(demangled: str) -> str:
             depth += 1
     head = s[:end]
     return head.rsplit("::", 1)[-1] or s
+
+
+def base_name(name: str) -> str:
+    """A long templated name made readable: no return type, namespaces, template
+    arguments or parameters, `<…>` where there were template arguments:
+    `void at::native::elementwise_kernel<128, 4, …>(int, T3)` -> `elementwise_kernel<…>`.
+    Names without templates or parameters (`nvjet_…`, NVTX texts, API calls) stay."""
+    s = (name or "").strip()
+    if "<" not in s and "(" not in s:
+        return s
+    short = short_name(s)
+    head = s[5:] if s.startswith("void ") else s
+    cut = head.find(short) + len(short) if short in head else -1
+    templated = cut >= 0 and head[cut : cut + 1] == "<"
+    return f"{short}<…>" if templated else short

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from tuiperf.errors import UsageError
 from tuiperf.model import columns as cols
+from tuiperf.model.api_names import api_display_name
 from tuiperf.model.columns import ColumnData, dictionary_codes, read_column
 from tuiperf.model.groupstats import group_stats
 from tuiperf.model.trace import Trace
@@ -56,8 +57,6 @@ def name_index(kind: str, table: pa.Table) -> NameIndex:
     if kind == "memcpy":
         labels = [f"[CUDA memcpy {k}]" for k in labels]
     elif kind == "api":
-        from tuiperf.model.stats import api_display_name
-
         labels = [api_display_name(s) for s in labels]
     return NameIndex(codes, labels, labels)
 
@@ -432,7 +431,7 @@ class NameSummary:
         attr = {"style": "styles", "name": "names"}.get(key, key)
         if attr not in _SUMMARY_FIELDS:
             raise QueryError(f"no summary column {key!r}")
-        return getattr(self, attr)  # type: ignore[no-any-return]
+        return getattr(self, attr)
 
     def value(self, key: str, group: int) -> object:
         vals = self.values(key)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from tuiperf.model import fmt
+
 ZOOM_FACTOR = 1.5
 #: the narrowest window is this many ns per column
 MIN_NS_PER_COL = 1.0
@@ -94,10 +96,6 @@ class Viewport:
     def pan_ns(self, delta: float) -> Viewport:
         return _clamped(self, self.start + delta, self.end + delta)
 
-    def centre_on(self, t: float) -> Viewport:
-        half = self.span / 2
-        return _clamped(self, t - half, t + half)
-
     def ensure_visible(self, start: float, end: float) -> Viewport:
         """Pan the least needed so that [start, end) (or its start) is in view."""
         if start >= self.start and end <= self.end:
@@ -169,9 +167,7 @@ class ZoomStack:
         return len(self.items or ())
 
 
-# --- ticks and labels -----------------------------------------------------------------
-
-_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+# --- ticks and labels (the text itself: tuiperf.model.fmt) ---------------------------
 
 
 def nice_step(raw: float) -> float:
@@ -186,27 +182,6 @@ def nice_step(raw: float) -> float:
     return 10 * base
 
 
-def time_unit(t: float) -> tuple[str, float]:
-    """The largest unit in which |t| >= 1 (ns for 0)."""
-    a = abs(t)
-    for name, scale in _UNITS:
-        if a >= scale:
-            return name, scale
-    return "ns", 1.0
-
-
-def _decimals(step: float, scale: float) -> int:
-    """Decimals needed to tell apart multiples of `step` written in `scale` units."""
-    q = step / scale
-    if q >= 1:
-        return 0
-    return max(0, math.ceil(-math.log10(q) - 1e-9))
-
-
-def _unit_text(unit: str, ascii_only: bool) -> str:
-    return "us" if ascii_only and unit == "µs" else unit
-
-
 @dataclass(frozen=True)
 class Tick:
     col: int
@@ -216,50 +191,31 @@ class Tick:
 
 def ticks(vp: Viewport, ascii_only: bool = False, gap: int = 2) -> list[Tick]:
     """Ruler ticks on a 1-2-5 step, spaced so that their labels do not touch."""
-    unit, scale = time_unit(vp.end)
+    unit, scale = fmt.time_unit(vp.end)
     width = 6
     step = 1.0
     for _ in range(3):  # the label width depends on the step and the step on the width
         step = nice_step(vp.ns_per_col * (width + gap))
-        dec = _decimals(step, scale)
-        width = len(_fmt(vp.end, scale, dec, unit, ascii_only))
+        dec = fmt.decimals_for(step, scale)
+        width = len(fmt.in_unit(vp.end, scale, dec, unit, ascii_only))
     first = math.ceil(vp.start / step) * step
     out = []
     t = first
     while t < vp.end:
         col = vp.col_of(t + vp.ns_per_col * 1e-6)
         if 0 <= col < vp.columns:
-            out.append(Tick(col, t, _fmt(t, scale, dec, unit, ascii_only)))
+            out.append(Tick(col, t, fmt.in_unit(t, scale, dec, unit, ascii_only)))
         t += step
     return out
 
 
-def _fmt(t: float, scale: float, dec: int, unit: str, ascii_only: bool) -> str:
-    return f"{t / scale:.{dec}f} {_unit_text(unit, ascii_only)}"
-
-
-def format_duration(ns: float, ascii_only: bool = False, digits: int = 2) -> str:
-    """A duration with `digits` significant figures: `2.1 µs`, `480 ns`, `12 ms`."""
-    unit, scale = time_unit(ns)
-    q = ns / scale
-    dec = max(0, digits - 1 - math.floor(math.log10(abs(q)))) if q else 0
-    return f"{q:.{dec}f} {_unit_text(unit, ascii_only)}"
-
-
 def scale_label(vp: Viewport, ascii_only: bool = False) -> str:
     """`12.40–12.61 s · 2.1 µs/col`: the visible window and the time per column."""
-    unit, scale = time_unit(vp.end)
+    unit, scale = fmt.time_unit(vp.end)
     # enough decimals that the span shows with about two significant digits
-    dec = _decimals(vp.span / 10, scale) if vp.span else 0
+    dec = fmt.decimals_for(vp.span / 10, scale) if vp.span else 0
     dash, dot = ("-", "|") if ascii_only else ("–", "·")
     a = f"{vp.start / scale:.{dec}f}"
     b = f"{vp.end / scale:.{dec}f}"
-    per = format_duration(vp.ns_per_col, ascii_only)
-    return f"{a}{dash}{b} {_unit_text(unit, ascii_only)} {dot} {per}/col"
-
-
-def format_time(t: float, span: float | None = None, ascii_only: bool = False) -> str:
-    """A point in time in the unit of its magnitude, precise enough for `span`."""
-    unit, scale = time_unit(t)
-    dec = _decimals(span / 1000, scale) if span else 3
-    return f"{t / scale:.{min(dec, 9)}f} {_unit_text(unit, ascii_only)}"
+    per = fmt.duration_sig(vp.ns_per_col, ascii_only)
+    return f"{a}{dash}{b} {fmt.unit_text(unit, ascii_only)} {dot} {per}/col"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tuiperf.load import schema
+from tuiperf import schema
 
 
 @dataclass
@@ -41,7 +41,7 @@ class TraceMeta:
 
 @dataclass
 class Trace:
-    """Canonical tables (see `tuiperf.load.schema`) and their metadata."""
+    """Canonical tables (see `tuiperf.schema`) and their metadata."""
 
     tables: dict[str, pa.Table]
     meta: TraceMeta

@@ -24,6 +24,8 @@ class Key:
     show: bool = False  # shown in the footer
     display: str | None = None  # how the keys are written in the footer and help
     priority: bool = False
+    #: listed in the ? overlay (False for a key another entry's display already names)
+    help: bool = True
 
     @property
     def palette_name(self) -> str | None:
@@ -36,6 +38,12 @@ class Key:
     @property
     def own_key_text(self) -> str:
         return " ".join(_pretty(k) for k in self.keys.split(","))
+
+    @property
+    def palette_hint(self) -> str:
+        """What the command palette says of the entry's keys: only its own (the footer's
+        `. ,` would offer `,` for "next event")."""
+        return f"key: {self.help_key_text}"
 
     @property
     def help_key_text(self) -> str:
@@ -262,6 +270,34 @@ REGISTRY: tuple[Key, ...] = (
         "collapse or expand the group",
     ),
     Key(
+        "timeline.next_same",
+        "greater_than_sign",
+        "same_name(1)",
+        "Next same name",
+        T,
+        "timeline",
+        "next launch of the selected kernel (next event of the same name)",
+        display="> <",
+    ),
+    Key(
+        "timeline.prev_same",
+        "less_than_sign",
+        "same_name(-1)",
+        "Previous same name",
+        T,
+        "timeline",
+        "previous launch of the selected kernel",
+    ),
+    Key(
+        "timeline.gap_causes",
+        "b",
+        "gap_causes",
+        "Idle gaps by cause",
+        T,
+        "timeline",
+        "colour GPU idle gaps by cause (step budget)",
+    ),
+    Key(
         "timeline.clear",
         "escape",
         "clear",
@@ -412,6 +448,99 @@ REGISTRY: tuple[Key, ...] = (
         "list kernels that did not match",
     ),
     Key(
+        "ncu.section_1",
+        "1",
+        "section(1)",
+        "Section 1-9, 0",
+        "ncu",
+        "ncu",
+        "jump to a section of the metrics pane by its number (0 is the tenth)",
+        display="1-9 0",
+    ),
+    Key("ncu.section_2", "2", "section(2)", "Section 2", "ncu", "ncu", help=False),
+    Key("ncu.section_3", "3", "section(3)", "Section 3", "ncu", "ncu", help=False),
+    Key("ncu.section_4", "4", "section(4)", "Section 4", "ncu", "ncu", help=False),
+    Key("ncu.section_5", "5", "section(5)", "Section 5", "ncu", "ncu", help=False),
+    Key("ncu.section_6", "6", "section(6)", "Section 6", "ncu", "ncu", help=False),
+    Key("ncu.section_7", "7", "section(7)", "Section 7", "ncu", "ncu", help=False),
+    Key("ncu.section_8", "8", "section(8)", "Section 8", "ncu", "ncu", help=False),
+    Key("ncu.section_9", "9", "section(9)", "Section 9", "ncu", "ncu", help=False),
+    Key("ncu.section_10", "0", "section(10)", "Section 10", "ncu", "ncu", help=False),
+    Key(
+        "ncu.next_section",
+        "right_square_bracket",
+        "step_section(1)",
+        "Next section",
+        "ncu",
+        "ncu",
+        "jump to the next section of the metrics pane",
+        display="] [",
+    ),
+    Key(
+        "ncu.prev_section",
+        "left_square_bracket",
+        "step_section(-1)",
+        "Previous section",
+        "ncu",
+        "ncu",
+        "jump to the previous section",
+    ),
+    Key(
+        "ncu.occupancy",
+        "o",
+        "section_named('Occupancy')",
+        "Occupancy",
+        "ncu",
+        "ncu",
+        "jump to the Occupancy section",
+    ),
+    Key(
+        "ncu.sol",
+        "s",
+        "section_named('GPU Speed Of Light Throughput')",
+        "Speed of Light",
+        "ncu",
+        "ncu",
+        "jump to the GPU Speed Of Light section",
+    ),
+    Key(
+        "ncu.launch",
+        "l",
+        "section_named('Launch')",
+        "Launch",
+        "ncu",
+        "ncu",
+        "jump to the Launch Statistics section",
+    ),
+    Key(
+        "ncu.warps",
+        "w",
+        "section_named('Warp State')",
+        "Warp state",
+        "ncu",
+        "ncu",
+        "jump to the Warp State Statistics section",
+    ),
+    Key(
+        "ncu.scroll_down",
+        "space,shift+down",
+        "scroll_metrics(0.5)",
+        "Scroll metrics down",
+        "ncu",
+        "ncu",
+        "scroll the metrics pane down half a page (the mouse wheel scrolls it too)",
+        display="space shift+↓ shift+↑",
+    ),
+    Key(
+        "ncu.scroll_up",
+        "shift+up",
+        "scroll_metrics(-0.5)",
+        "Scroll metrics up",
+        "ncu",
+        "ncu",
+        "scroll the metrics pane up half a page",
+    ),
+    Key(
         "ncu.back",
         "escape",
         "back",
@@ -480,6 +609,24 @@ REGISTRY: tuple[Key, ...] = (
         None,
     ),
     Key("events.reverse", "r", "reverse", "Reverse the sort", "events", "sort", None),
+    Key(
+        "events.base_names",
+        "B",
+        "toggle_base_names",
+        "Base names",
+        "events",
+        "view",
+        "names in full or as base names (no namespaces, template arguments)",
+    ),
+    Key(
+        "events.follow",
+        "F",
+        "toggle_follow",
+        "Follow the row through sorts",
+        "events",
+        "sort",
+        "follow the cursor's row through sorts",
+    ),
     Key("events.summary", "S", "toggle_summary", "Summary", "events", "view", None, show=True),
     Key(
         "events.next_kind",

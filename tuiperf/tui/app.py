@@ -17,8 +17,11 @@ from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Footer, Static
 from textual.worker import WorkerFailed, get_current_worker
 
+from tuiperf.bundled import sample_path
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.load.progress import Progress
+from tuiperf.model import fmt
 from tuiperf.model.attribution import NvtxIndex, describe
 from tuiperf.model.lanes import LaneSet, build_lanes
 from tuiperf.model.trace import Trace
@@ -155,14 +158,13 @@ class TuiperfApp(App[int]):
             text = f"{phase}: {detail}" if detail else phase
             self.post_message(LoadProgress(text, step, len(PHASES), fraction))
 
-        def from_loader(msg: str) -> None:
-            if msg.startswith("read tables"):
-                frac = _fraction(msg)
-                report("read tables", frac, msg.partition(":")[2].strip())
-            elif msg == "write cache":
+        def from_loader(step: Progress) -> None:
+            if step.phase == "read tables":
+                report("read tables", step.fraction, step.detail)
+            elif step.phase == "write cache":
                 report("read tables", 1.0, "write cache")
             else:
-                report("open report", 0.5, msg)
+                report("open report", 0.5, str(step))
 
         try:
             report("open report", 0.0)
@@ -279,12 +281,16 @@ class TuiperfApp(App[int]):
         scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
         if focused is not None and any(isinstance(a, EventsPane) for a in focused.ancestors):
             scope = "events"
+        if isinstance(self.screen, ncu_screen.NcuScreen):
+            scope = "ncu"
         self.push_screen(HelpScreen(scope, self.ascii_only))
 
     def action_focus_pane(self, pane: str) -> None:
         # set at once (Widget.focus waits a turn): `1` `m` arriving in one read must
         # maximise the timeline, not the pane focused before
         target = self.query_one(f"#{pane}")
+        if pane == "side" and self._focus_fixes():
+            return
         if target.can_focus:
             self.screen.set_focus(target)
             return
@@ -293,6 +299,19 @@ class TuiperfApp(App[int]):
             self.screen.set_focus(inner[0])
         else:
             self.notify(f"The {pane} pane has nothing to focus yet.", timeout=2)
+
+    def _focus_fixes(self) -> bool:
+        """`3`: the fixes list when the panel shows one (Enter there acts on a finding or
+        its evidence), rather than the panel's frame."""
+        found, side = self.query(AdvicePanel), self.query_one(SidePanel)
+        if not found or not found.first().is_open:
+            return False
+        if self.side_collapses:
+            self._open_side(True)
+        elif side.has_class("-hidden"):
+            return False
+        self.screen.set_focus(found.first().query_one("#advice-list"))
+        return True
 
     @property
     def side_collapses(self) -> bool:
@@ -400,8 +419,6 @@ class TuiperfApp(App[int]):
             pane.set_window(msg.start, msg.end)
 
     def on_range_marked(self, msg: RangeMarked) -> None:
-        from tuiperf.model.timeline import format_duration
-
         found = self.query(StatusLine)
         if not found:
             return
@@ -411,18 +428,8 @@ class TuiperfApp(App[int]):
         elif msg.end is None:
             status.set_range("range: start marked, ] to end")
         else:
-            span = format_duration(abs(msg.end - msg.start), self.ascii_only, 3)
+            span = fmt.duration_sig(abs(msg.end - msg.start), self.ascii_only, 3)
             status.set_range(f"range {span}: Enter zooms")
-
-
-def _fraction(msg: str) -> float:
-    """0.5 for 'read tables 3/6: kernels'."""
-    head = msg.partition(":")[0].split()
-    try:
-        done, total = head[-1].split("/")
-        return int(done) / max(int(total), 1)
-    except (ValueError, IndexError):
-        return 0.0
 
 
 def report_name(path: Path, sample: bool) -> str:
@@ -431,8 +438,6 @@ def report_name(path: Path, sample: bool) -> str:
 
 def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
     """Run the viewer on `path`; errors while loading come back as TuiperfError."""
-    from tuiperf.commands.open_tui import sample_path
-
     sample = args.report_path is None or Path(path) == sample_path()
     ncu = getattr(args, "ncu_path", None)
     app = TuiperfApp(

@@ -56,7 +56,7 @@ class TuiperfCommands(Provider):
 
     async def discover(self) -> Hits:
         for key, run in self._available():
-            yield DiscoveryHit(key.palette_name or "", run, help=f"key: {key.key_text}")
+            yield DiscoveryHit(key.palette_name or "", run, help=key.palette_hint)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -64,4 +64,4 @@ class TuiperfCommands(Provider):
             name = key.palette_name or ""
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), run, help=f"key: {key.key_text}")
+                yield Hit(score, matcher.highlight(name), run, help=key.palette_hint)

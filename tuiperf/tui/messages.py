@@ -65,12 +65,6 @@ class LoadProgress(Message):
 
 
 @dataclass
-class LoadFinished(Message):
-    ok: bool
-    error: str = ""
-
-
-@dataclass
 class MatchesChanged(Message):
     """The events table's rows changed: `matches` (`tuiperf.tui.matches.Matches`) are the
     events its filter keeps, for the timeline to highlight; None when nothing is filtered."""

@@ -24,8 +24,9 @@ from tuiperf.model.ncu_link import NcuLink
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import NcuKernelChosen
-from tuiperf.tui.widgets.events_table import Col, TableBody
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
+from tuiperf.tui.widgets.table_body import TableBody
+from tuiperf.tui.widgets.table_rows import Col
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -217,12 +218,7 @@ class NcuView(Horizontal):
         pane.show(self.km, kid, base, self._link_note(kid))
 
     def _link_note(self, kid: int) -> str:
-        if self.link is None:
-            return ""
-        n = len(self.link.rows_for(kid))
-        if n == 0:
-            return "no launch of this kernel in the nsys report (unmatched)"
-        return f"{n:,} launches in the nsys report; Enter jumps to them"
+        return "" if self.link is None else self.link.note_for(kid)
 
     # --- messages from the table --------------------------------------------------------
 
@@ -315,6 +311,24 @@ class NcuView(Horizontal):
         folds = list(pane.query(Collapsible))
         pane.set_all(not all(c.collapsed for c in folds))
 
+    def action_section(self, number: int) -> None:
+        """`1`-`9`, `0`: unfold section N of the metrics pane and scroll to it."""
+        pane = self.query_one(MetricsPane)
+        if not pane.open_section(number - 1):
+            self.notify(f"This kernel has {len(pane.section_titles())} sections.", timeout=2)
+
+    def action_section_named(self, words: str) -> None:
+        pane = self.query_one(MetricsPane)
+        if not pane.open_named(words):
+            self.notify(f"This kernel has no {words} section in the report.", timeout=2)
+
+    def action_step_section(self, step: int) -> None:
+        self.query_one(MetricsPane).step_section(step)
+
+    def action_scroll_metrics(self, pages: float) -> None:
+        pane = self.query_one(MetricsPane)
+        pane.scroll_to(y=pane.scroll_y + pages * pane.size.height, animate=False)
+
     def action_jump(self) -> None:
         kid = self.current()
         if kid is None or self.link is None:
@@ -358,8 +372,7 @@ class NcuScreen(Screen[None]):
         t = Text(clean(self.title_text), "bold")
         t.append(f"  {len(self.km):,} profiled kernels")
         if self.link is not None:
-            found = len(self.km) - len(self.link.unmatched_ncu)
-            t.append(f" · {found:,} found in the nsys report by {self.link.matched_on}")
+            t.append(f" · {self.link.count_line(len(self.km))}")
             if self.link.unmatched_nsys:
                 t.append(f" · {len(self.link.unmatched_nsys):,} nsys kernels without ncu (u)")
         return Text(asciify(t.plain)) if self.ascii_only else t
@@ -463,10 +476,8 @@ def linked(app: TuiperfApp) -> None:
     for timeline in app.query(Timeline):
         timeline.ncu_marks = LaneMarks(link.mask)
         timeline.changed(viewport=False)
-    found = len(app.ncu) - len(link.unmatched_ncu)
     app.notify(
-        f"Nsight Compute: {found} of {len(app.ncu)} profiled kernels found in the trace "
-        f"({int(link.mask.sum()):,} launches marked). K opens the kernel list.",
+        f"Nsight Compute: {link.count_line(len(app.ncu))}. K opens the kernel list.",
         timeout=4,
         markup=False,
     )

@@ -28,9 +28,9 @@ from textual.worker import get_current_worker
 from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
 from tuiperf.analysis.index import BY_KERNEL, FindingIndex, Hit, kernel_names
 from tuiperf.analysis.render import saving_text
-from tuiperf.load.schema import EVENT_TABLES
 from tuiperf.model import fmt
 from tuiperf.model.trace import Trace
+from tuiperf.schema import EVENT_TABLES
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import EventSelected
 
@@ -58,6 +58,7 @@ class AdvicePanel(Vertical):
     DEFAULT_CSS = """
     AdvicePanel { height: 1fr; min-height: 8; margin-top: 1; }
     AdvicePanel > #advice-title { height: 1; background: $boost; text-style: bold; }
+    AdvicePanel > #advice-budget { height: auto; padding: 0 0 1 0; }
     AdvicePanel > #advice-list {
         height: 1fr; max-height: 100%; border: none; padding: 0; background: transparent;
     }
@@ -79,6 +80,7 @@ class AdvicePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._t("Recommended fixes"), id="advice-title")
+        yield Static("", id="advice-budget")
         yield OptionList(id="advice-list", markup=False)
 
     def on_mount(self) -> None:
@@ -163,6 +165,7 @@ class AdvicePanel(Vertical):
         olist = found.first(OptionList)
         title, options = self._content()
         self.query_one("#advice-title", Static).update(self._text(title))
+        self._refresh_budget()
         keep = olist.highlighted
         olist.set_options(options)
         if keep is not None and self._keep_cursor:
@@ -172,6 +175,22 @@ class AdvicePanel(Vertical):
             olist.highlighted = _first_enabled(options)
 
     _keep_cursor = False
+
+    def _refresh_budget(self) -> None:
+        """The step budget's stacked bar, while no event is selected and there are steps."""
+        result = self.state.result
+        budget = result.budget if result is not None else None
+        box = self.query_one("#advice-budget", Static)
+        box.display = budget is not None and self.selection is None
+        if budget is not None and box.display:
+            from tuiperf.tui.widgets.budget_bar import budget_bar
+
+            width = (self.size.width or 40) - 2
+            box.update(budget_bar(budget, width, self.ascii_only))
+
+    def on_resize(self) -> None:
+        if self.query("#advice-budget"):
+            self._refresh_budget()
 
     def _content(self) -> tuple[str, list[Option]]:
         st = self.state
@@ -220,7 +239,8 @@ class AdvicePanel(Vertical):
 
     def _card(self, hit: Hit, f: Finding, total: int) -> Group:
         sev = f.severity
-        saves = "no time estimate" if f.est_saving_ns is None else f"saves {saving_text(f)}"
+        basis = self.state.result.saving_basis if self.state.result is not None else ""
+        saves = "no time estimate" if f.est_saving_ns is None else f"saves {saving_text(f, basis)}"
         head = Text.assemble(
             (f"#{hit.finding + 1} ", "bold"),
             (self._t(f"{sev.glyph(self.ascii_only)} {sev.word.upper()}"), _SEV_STYLE[sev.word]),
@@ -238,8 +258,10 @@ class AdvicePanel(Vertical):
         ]
         if f.fix.text:
             lines.append(Text.assemble(("Fix: ", "bold green"), self._t(f.fix.text)))
-        for code in f.fix.snippet.splitlines():  # a wrapped line stays inside the block
-            lines.append(Padding(self._text(code, "italic"), (0, 0, 0, 2)))
+        for code in f.fix.snippet.splitlines():  # code: never re-wrapped, cut with an ellipsis
+            cut = "crop" if self.ascii_only else "ellipsis"  # Rich's ellipsis is "…"
+            text = Text(self._t(code), style="italic", no_wrap=True, overflow=cut)
+            lines.append(Padding(text, (0, 0, 0, 2)))
         return Group(*lines)
 
     def _evidence(self, hit: Hit, f: Finding) -> list[Option]:

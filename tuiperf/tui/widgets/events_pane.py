@@ -22,7 +22,8 @@ from tuiperf.model.query import View
 from tuiperf.model.trace import Trace
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.messages import EventSelected, MatchesChanged
-from tuiperf.tui.widgets.events_table import EventsTable, TableBody
+from tuiperf.tui.widgets.events_table import EventsTable
+from tuiperf.tui.widgets.table_body import TableBody
 
 #: the timeline's window is passed on at most this often (seconds)
 WINDOW_INTERVAL = 0.25

@@ -7,8 +7,8 @@ import re
 from rich.text import Text
 from textual.widgets import Static
 
+from tuiperf.model import fmt
 from tuiperf.model.fmt import clean
-from tuiperf.model.timeline import format_duration, format_time
 from tuiperf.model.trace import Trace
 
 
@@ -32,12 +32,12 @@ def header_text(name: str, trace: Trace, ascii_only: bool = False) -> Text:
     rng = trace.time_range()
     if rng is not None:
         a, b = rng
-        span = format_duration(b - a, ascii_only, 3)
+        span = fmt.duration_sig(b - a, ascii_only, 3)
         dash = "-" if ascii_only else "–"
         parts.append(
             (
-                f"{dot}{format_time(a, b - a, ascii_only)}{dash}"
-                f"{format_time(b, b - a, ascii_only)} ({span})",
+                f"{dot}{fmt.time_point(a, b - a, ascii_only)}{dash}"
+                f"{fmt.time_point(b, b - a, ascii_only)} ({span})",
                 "",
             )
         )

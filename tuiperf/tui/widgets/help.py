@@ -9,7 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from tuiperf.tui.actions import for_scope
+from tuiperf.tui.actions import Key, for_scope
 from tuiperf.tui.glyphs import asciify
 
 SCOPE_TITLES = {
@@ -18,6 +18,7 @@ SCOPE_TITLES = {
     "events": "Events table",
     "rows": "Events table rows",
     "app": "Everywhere",
+    "ncu": "Nsight Compute screen",
 }
 
 CONCEPTS = (
@@ -53,7 +54,8 @@ def _text(s: str, ascii_only: bool) -> Text:
     return Text(asciify(s) if ascii_only else s)
 
 
-def keys_table(scope: str, ascii_only: bool = False) -> Table:
+def keys_table(scope: str, ascii_only: bool = False, keys: list[Key] | None = None) -> Table:
+    """The keys of one scope (or the `keys` given) with what each does."""
     t = Table(
         title=SCOPE_TITLES.get(scope, scope),
         title_justify="left",
@@ -63,12 +65,18 @@ def keys_table(scope: str, ascii_only: bool = False) -> Table:
     )
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
-    for k in for_scope(scope):
+    for k in keys if keys is not None else [k for k in for_scope(scope) if k.help]:
         t.add_row(_text(k.help_key_text, ascii_only), Text(k.description))
     return t
 
 
+#: the app's keys that act on the Nsight Compute screen too (the rest move timeline panes)
+NCU_APP_KEYS = ("app.help", "app.palette", "app.quit", "app.ncu")
+
+
 def help_renderable(focused_scope: str | None, ascii_only: bool = False) -> Group:
+    if focused_scope == "ncu":
+        return _ncu_help(ascii_only)
     scopes = [s for s in (focused_scope, "timeline", "side", "app") if s]
     if focused_scope == "events":
         scopes.insert(1, "rows")
@@ -91,3 +99,14 @@ def help_renderable(focused_scope: str | None, ascii_only: bool = False) -> Grou
         Text("\nctrl+p or : opens the command palette; esc or ? closes this help.", style="dim")
     )
     return Group(*parts)
+
+
+def _ncu_help(ascii_only: bool) -> Group:
+    """The Nsight Compute screen's keys, then the app's keys that work there."""
+    everywhere = [k for k in for_scope("app") if k.id in NCU_APP_KEYS]
+    return Group(
+        keys_table("ncu", ascii_only),
+        Text(""),
+        keys_table("app", ascii_only, everywhere),
+        Text("\nctrl+p or : opens the command palette; esc or ? closes this help.", style="dim"),
+    )

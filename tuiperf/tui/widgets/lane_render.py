@@ -7,7 +7,7 @@ columns / 2 of those in a lane.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
@@ -47,10 +47,15 @@ class LaneStyles:
     cursor: Style
     mark: Style
     match: Style = _UNDERLINE
+    #: styles of further style ids (idle gaps coloured by cause: gap_colours.py)
+    extra: dict[int, Style] = field(default_factory=dict)
 
     def of(self, sid: int, marked: bool) -> Style:
         styles = (self.empty, self.busy, self.box, self.selected, self.partner, self.cursor)
-        base = styles[sid] if sid != MATCH else self.match
+        if sid in self.extra:
+            base = self.extra[sid]
+        else:
+            base = styles[sid] if sid != MATCH else self.match
         return base + self.mark if marked else base
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
 
 class LoadingPanel(Vertical):
-    def __init__(self, name: str, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report = name
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.padding import Padding
@@ -226,6 +227,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
     DEFAULT_CSS = """
     MetricsPane { height: 1fr; }
     MetricsPane > #metrics-head { padding: 0 1; }
+    MetricsPane > #metrics-sections { height: auto; }
     MetricsPane Collapsible { padding-bottom: 0; border-top: none; }
     MetricsPane Collapsible > Contents { padding: 0 0 0 2; }
     #metrics > MetricsPane { height: auto; overflow-y: hidden; border-top: solid $panel-lighten-2; }
@@ -233,7 +235,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
 
     SCOPED_CSS = False
 
-    def __init__(self, ascii_only: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ascii_only: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.ascii_only = ascii_only
         self.km: KernelMetrics | None = None
@@ -312,6 +314,36 @@ class MetricsPane(VerticalScroll, can_focus=True):
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         self.folded[getattr(event.collapsible, "section_id", "")] = False
+
+    def section_titles(self) -> list[str]:
+        return [str(c.title) for c in self.query(Collapsible)]
+
+    def open_section(self, index: int) -> bool:
+        """Unfold section `index` (0-based, the pane's order) and scroll it to the top."""
+        folds = list(self.query(Collapsible))
+        if not 0 <= index < len(folds):
+            return False
+        target = folds[index]
+        target.collapsed = False
+        self.call_after_refresh(self.scroll_to_widget, target, top=True, animate=False)
+        return True
+
+    def open_named(self, words: str) -> bool:
+        """Unfold and show the first section whose title starts with `words`."""
+        titles = [t.lower() for t in self.section_titles()]
+        hit = next((i for i, t in enumerate(titles) if t.startswith(words.lower())), None)
+        return hit is not None and self.open_section(hit)
+
+    def current_section(self) -> int:
+        """The section at the top of the view (the last one whose title is above it)."""
+        folds = list(self.query(Collapsible))
+        offset = self.query_one("#metrics-sections").virtual_region.y  # below the head
+        top = self.scroll_y
+        above = [i for i, c in enumerate(folds) if offset + c.virtual_region.y <= top + 1]
+        return above[-1] if above else -1
+
+    def step_section(self, step: int) -> bool:
+        return self.open_section(max(self.current_section() + step, 0))
 
     def set_all(self, collapsed: bool) -> None:
         for c in self.query(Collapsible):

@@ -7,6 +7,7 @@ without touching the details; an empty section is hidden.
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -23,7 +24,7 @@ from tuiperf.tui.widgets.advice import AdvicePanel
 class SidePanel(VerticalScroll, can_focus=True):
     BINDINGS = bindings("side")
 
-    def __init__(self, ascii_only: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ascii_only: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.ascii_only = ascii_only
         #: what the panel shows (None: nothing selected)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import Static
 
 
 class StatusLine(Static):
-    def __init__(self, ascii_only: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ascii_only: bool = False, **kwargs: Any) -> None:
         super().__init__("", **kwargs)
         self.sep = " | " if ascii_only else " │ "
         self.scale = ""

@@ -1,13 +1,14 @@
 """The zoomable timeline: a ruler and one row per lane, drawn with the line API.
 
-The widget keeps view state only (viewport, lane cursor, selection, marked range); the
-maths is in `tuiperf.model.timeline` and the per-lane indexes in `tuiperf.model.lanes`.
+What it shows (viewport, rows, lane and time cursors, selection, marked range, zoom stack)
+is `tuiperf.model.timeline_state.TimelineState`, a plain object tested without Textual; the
+viewport maths is in `tuiperf.model.timeline` and the per-lane indexes in
+`tuiperf.model.lanes`. This widget draws that state and dispatches keys and mouse to it.
 Every frame costs O(columns · log events) per visible lane.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,17 +20,12 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tuiperf.model import fmt
 from tuiperf.model.fmt import clean
 from tuiperf.model.lanes import LaneSet
-from tuiperf.model.timeline import (
-    PAGE_FRACTION,
-    STEP_FRACTION,
-    Viewport,
-    ZoomStack,
-    format_time,
-    scale_label,
-    ticks,
-)
+from tuiperf.model.same_name import next_same_name
+from tuiperf.model.timeline import Viewport, ZoomStack, scale_label, ticks
+from tuiperf.model.timeline_state import Row, Selection, TimelineState
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import UNICODE, Glyphs, asciify
@@ -42,24 +38,9 @@ from tuiperf.tui.widgets.lane_render import (
     lane_cells,
     to_segments,
 )
+from tuiperf.tui.widgets.state_attr import InState
 
-
-@dataclass(frozen=True)
-class Row:
-    """A visible row: a group header (lane = None) or a lane."""
-
-    group: int
-    lane: int | None
-
-
-@dataclass(frozen=True)
-class Selection:
-    table: str
-    row: int
-    lane: int | None
-    pos: int | None
-    start: int
-    end: int
+__all__ = ["Row", "Selection", "Timeline"]
 
 
 class Timeline(Widget, can_focus=True):
@@ -86,26 +67,29 @@ class Timeline(Widget, can_focus=True):
         "timeline--match",
     }
 
-    def __init__(self, glyphs: Glyphs = UNICODE, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    trace = InState[Trace | None]()
+    lanes = InState[LaneSet | None]()
+    vp = InState[Viewport]()
+    rows = InState[list[Row]]()
+    collapsed = InState[set[int]]()
+    row_cursor = InState[int]()
+    top = InState[int]()
+    cursor_t = InState[float]()
+    selection = InState[Selection | None]()
+    partner = InState[Selection | None]()
+    mark = InState[list[float | None]]()
+    zooms = InState[ZoomStack]()
+
+    def __init__(self, glyphs: Glyphs = UNICODE, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.g = glyphs
-        self.trace: Trace | None = None
-        self.lanes: LaneSet | None = None
-        self.vp = Viewport.fit(0, 1, 1)
-        self.rows: list[Row] = []
-        self.collapsed: set[int] = set()
-        self.row_cursor = 0
-        self.top = 0
-        self.cursor_t = 0.0
-        self.selection: Selection | None = None
-        self.partner: Selection | None = None
+        self.state = TimelineState()
         #: launches with an Nsight Compute result (`tuiperf.model.ncu_link.LaneMarks`), or None
         self.ncu_marks: Any = None
         #: rows the events table shows (`tuiperf.tui.matches.Matches`), highlighted; or None
         self.matches: Any = None
-        self.mark: list[float | None] = [None, None]
-        self.zooms = ZoomStack()
-        self._zooming = False
+        #: GPU idle gaps coloured by cause (`gap_colours.GapColours`), or None
+        self.gap_colours: Any = None
         self._cache: dict[int, Strip] = {}
         self._drag_x: int | None = None
         self._dragged = False
@@ -113,10 +97,7 @@ class Timeline(Widget, can_focus=True):
     # --- data ---------------------------------------------------------------------
 
     def set_data(self, trace: Trace, lanes: LaneSet) -> None:
-        self.trace, self.lanes = trace, lanes
-        self.vp = Viewport.fit(lanes.lo, lanes.hi, self.columns)
-        self.cursor_t = (self.vp.start + self.vp.end) / 2
-        self._rebuild_rows()
+        self.state.set_data(trace, lanes, self.columns)
         self.changed()
 
     @property
@@ -131,33 +112,20 @@ class Timeline(Widget, can_focus=True):
     def lane_rows(self) -> int:
         return max(self.size.height - 1, 1)
 
-    def _rebuild_rows(self) -> None:
-        assert self.lanes is not None
-        self.rows = []
-        for gi, group in enumerate(self.lanes.groups):
-            self.rows.append(Row(gi, None))
-            if gi not in self.collapsed:
-                self.rows += [Row(gi, li) for li in group.lanes]
-        self.row_cursor = min(self.row_cursor, max(len(self.rows) - 1, 0))
-        if self.row_cursor == 0 and len(self.rows) > 1:
-            self.row_cursor = 1
-
     @property
     def current(self) -> Row | None:
-        return self.rows[self.row_cursor] if self.rows else None
+        return self.state.current
 
     @property
     def current_lane(self) -> int | None:
-        row = self.current
-        return None if row is None else row.lane
+        return self.state.current_lane
 
     def changed(self, viewport: bool = True) -> None:
         """Redraw, and tell the app what the status line should say."""
         self._cache.clear()
         self.refresh()
         if viewport and self.lanes is not None:
-            lane = self.current_lane
-            name = self.lanes.lanes[lane].label if lane is not None else ""
+            name = self.state.lane_label()
             self.post_message(ViewportChanged(self.vp.start, self.vp.end, self.scale_text, name))
             # the status line is not on screen while the timeline is maximised: the window
             # and scale then sit in the bottom border (drawn only in that state, app.tcss)
@@ -169,8 +137,8 @@ class Timeline(Widget, can_focus=True):
         return scale_label(self.vp, self.g.ascii)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.vp = self.vp.with_columns(self.columns)
-        self._scroll_to_cursor()
+        self.state.resize(self.columns)
+        self.state.scroll_to_cursor(self.lane_rows)
         self.changed()
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -179,8 +147,7 @@ class Timeline(Widget, can_focus=True):
     # --- drawing ------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        if self.vp.columns != self.columns:  # resized, and Resize not handled yet
-            self.vp = self.vp.with_columns(self.columns)
+        if self.state.resize(self.columns):  # resized, and Resize not handled yet
             self._cache.clear()
         strip = self._cache.get(y)
         if strip is None:
@@ -225,7 +192,7 @@ class Timeline(Widget, can_focus=True):
             if 0 <= c < cols:
                 chars[c] = self.g.mark_start if i == 0 else self.g.mark_end
         c = vp.col_of(self.cursor_t)
-        where = f"{self.g.cursor} {format_time(self.cursor_t, vp.span, self.g.ascii)}"
+        where = f"{self.g.cursor} {fmt.time_point(self.cursor_t, vp.span, self.g.ascii)}"
         segs = self._label(where, self._style("ruler"))
         ruler, cursor = self._style("tick"), self._style("cursor")
         if 0 <= c < cols:
@@ -256,10 +223,13 @@ class Timeline(Widget, can_focus=True):
         assert self.lanes is not None
         lane = self.lanes.lanes[li]
         edges = frame_edges(self.vp)
-        hl = Highlight(self._span(self.selection, li), self._span(self.partner, li))
+        hl = Highlight(self.state.span(self.selection, li), self.state.span(self.partner, li))
         if self.matches is not None and lane.table == self.matches.table:
             hl.matches = self.matches.cells(li, lane.iv, edges)
         chars, sids = lane_cells(lane, self.vp, edges, self.g, hl)
+        gaps = self.gap_colours if self.gap_colours and self.gap_colours.applies(lane) else None
+        if gaps is not None:
+            gaps.paint(edges, chars, sids)
         if self.ncu_marks is not None and lane.table == "kernels":
             marked = self.ncu_marks.columns(li, lane.iv.starts, lane.iv.rows, edges)
             for c in np.flatnonzero(marked).tolist():  # on event boxes (zoomed in) only
@@ -278,55 +248,21 @@ class Timeline(Widget, can_focus=True):
             self._style("cursor"),
             self._style("mark"),
             self._style(lane.kind) + self._style("match"),
+            gaps.styles if gaps is not None else {},
         )
         label = self._style("label-current" if current else "label")
         segs = self._label(f"  {lane.label}", label)
-        segs += to_segments(chars, sids, self._marked(), styles)
+        segs += to_segments(chars, sids, self.state.marked_columns(), styles)
         return Strip(segs, self.size.width)
-
-    def _span(self, sel: Selection | None, li: int) -> tuple[int, int] | None:
-        if sel is None or sel.lane != li:
-            return None
-        c0 = self.vp.col_of(sel.start)
-        c1 = max(self.vp.col_of(sel.end - 1e-9) + 1, c0 + 1)
-        return c0, c1
-
-    def _marked(self) -> np.ndarray | None:
-        a, b = self.mark
-        if a is None:
-            return None
-        b = a if b is None else b
-        lo, hi = min(a, b), max(a, b)
-        edges = self.vp.edges()
-        return (edges[1:] > lo) & (edges[:-1] <= hi)
 
     # --- view changes -----------------------------------------------------------
 
     def set_viewport(self, vp: Viewport, push: bool = False) -> None:
-        if push:
-            self.zooms.push(self.vp)
-        self.vp = vp
+        self.state.set_viewport(vp, push)
         self.changed()
-
-    def _anchor(self) -> float:
-        if self.vp.start <= self.cursor_t <= self.vp.end:
-            return self.cursor_t
-        return (self.vp.start + self.vp.end) / 2
 
     def zoom_by(self, zoom_in: bool, anchor: float | None = None) -> None:
-        if not self._zooming:  # one zoom-stack entry per burst of +/- presses
-            self.zooms.push(self.vp)
-        anchor = self._anchor() if anchor is None else anchor
-        self.vp = self.vp.zoom_in(anchor) if zoom_in else self.vp.zoom_out(anchor)
-        self._zooming = True
-        self.changed()
-
-    def pan_by(self, fraction: float) -> None:
-        col = self.vp.col_of(self.cursor_t)
-        self.vp = self.vp.pan(fraction)
-        self._zooming = False
-        if 0 <= col < self.columns:
-            self.cursor_t = self.vp.time_of(col + 0.5)
+        self.state.zoom_by(zoom_in, anchor)
         self.changed()
 
     def action_zoom_in(self) -> None:
@@ -336,107 +272,79 @@ class Timeline(Widget, can_focus=True):
         self.zoom_by(False)
 
     def action_pan(self, direction: int) -> None:
-        self.pan_by(direction * STEP_FRACTION)
+        self.state.pan(direction)
+        self.changed()
 
     def action_page(self, direction: int) -> None:
-        self.pan_by(direction * PAGE_FRACTION)
+        self.state.page(direction)
+        self.changed()
 
     def action_go_edge(self, direction: int) -> None:
-        self.pan_by(direction * (self.vp.hi - self.vp.lo) / max(self.vp.span, 1))
+        found = self.state.go_edge(direction)
+        if found is not None:
+            self._select_pos(*found, details=False)
+        self.changed()
 
     def action_fit_all(self) -> None:
-        if self.lanes is not None:
-            self._zooming = False
-            self.set_viewport(Viewport.fit(self.lanes.lo, self.lanes.hi, self.columns), True)
+        if self.state.fit_all(self.columns):
+            self.changed()
 
     def action_fit_selection(self) -> None:
-        a, b = self.mark
-        self._zooming = False
-        if a is not None and b is not None:
-            self.set_viewport(self.vp.fit_range(min(a, b), max(a, b), 0), push=True)
-        elif self.selection is not None:
-            self.set_viewport(self.vp.fit_range(self.selection.start, self.selection.end), True)
+        if self.state.fit_selection():
+            self.changed()
 
     def action_zoom_back(self) -> None:
-        vp = self.zooms.pop(self.vp)
-        self._zooming = False
-        if vp is not None:
-            self.vp = vp
+        if self.state.zoom_back():
             self.changed()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.lanes is None and action not in ("help", "quit"):
-            return None
-        if action == "fit_selection" and self.selection is None and None in self.mark:
-            return None
-        if action == "zoom_back" and len(self.zooms) == 0:
-            return None
-        return True
+        return self.state.can(action)
 
     # --- lanes ------------------------------------------------------------------
 
     def action_lane(self, delta: int) -> None:
-        if not self.rows:
-            return
-        self.row_cursor = min(max(self.row_cursor + delta, 0), len(self.rows) - 1)
-        self._scroll_to_cursor()
-        self.changed()
-
-    def _scroll_to_cursor(self) -> None:
-        if self.row_cursor < self.top:
-            self.top = self.row_cursor
-        elif self.row_cursor >= self.top + self.lane_rows:
-            self.top = self.row_cursor - self.lane_rows + 1
-        self.top = max(0, min(self.top, max(len(self.rows) - self.lane_rows, 0)))
+        if self.state.move_lane(delta, self.lane_rows):
+            self.changed()
 
     def action_toggle_group(self) -> None:
-        row = self.current
-        if row is None:
-            return
-        self.collapsed ^= {row.group}
-        self._rebuild_rows()
-        self.row_cursor = self.rows.index(Row(row.group, None))
-        self._scroll_to_cursor()
-        self.changed(viewport=False)
+        if self.state.toggle_group(self.lane_rows):
+            self.changed(viewport=False)
 
     # --- events -----------------------------------------------------------------
 
+    def action_gap_causes(self) -> None:
+        from tuiperf.tui.widgets.gap_colours import toggle
+
+        toggle(self)
+
     def action_step_event(self, direction: int) -> None:
-        li = self.current_lane
-        if li is None or self.lanes is None:
+        found = self.state.step_event(direction)
+        if found is not None:
+            self._select_pos(*found, details=False)
+
+    def action_same_name(self, direction: int) -> None:
+        """The next (previous) event with the selected one's name: a kernel's next launch."""
+        sel = self.state.selection
+        if sel is None or self.trace is None:
+            self.notify("Select an event first (. , or the mouse).", timeout=2)
             return
-        iv = self.lanes.lanes[li].iv
-        sel = self.selection
-        if sel is not None and sel.lane == li and sel.pos is not None:
-            pos: int | None = sel.pos + direction
-            pos = pos if pos is not None and 0 <= pos < len(iv) else None
-        elif direction > 0:
-            pos = iv.next_after(self.cursor_t)
-        else:
-            pos = iv.prev_before(self.cursor_t)
-        if pos is not None:
-            self._select_pos(li, pos, details=False)
+        row = next_same_name(self.trace, sel.table, sel.row, direction)
+        if row is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No event of the same name {where} this one.", timeout=2)
+            return
+        self.post_message(EventSelected(sel.table, row, "timeline", False))
+        self.show_selection(sel.table, row)
 
     def _select_pos(self, li: int, pos: int, details: bool) -> None:
-        assert self.lanes is not None
-        lane = self.lanes.lanes[li]
-        row = int(lane.iv.rows[pos])
-        self.post_message(EventSelected(lane.table, row, "timeline", details))
-        self.show_selection(lane.table, row)
+        table, row = self.state.event_of(li, pos)
+        self.post_message(EventSelected(table, row, "timeline", details))
+        self.show_selection(table, row)
 
     def show_selection(self, table: str, row: int, partner: tuple[str, int] | None = None) -> None:
         """Make (table, row) the selection: move to its lane and bring it into view."""
-        sel = self._locate(table, row)
-        if sel is None:
-            return
-        self.selection = sel
-        self.partner = self._locate(*partner) if partner is not None else None
-        if sel.lane is not None:
-            self._goto_lane(sel.lane)
-        self.cursor_t = float(sel.start)
-        self.vp = self.vp.ensure_visible(sel.start, sel.end)
-        self._zooming = False
-        self.changed()
+        if self.state.select(table, row, self.lane_rows, partner):
+            self.changed()
 
     def set_matches(self, matches: Any) -> None:
         """Highlight these events (the events table's filtered rows; None: nothing)."""
@@ -444,61 +352,38 @@ class Timeline(Widget, can_focus=True):
         self.changed(viewport=False)
 
     def set_partner(self, partner: tuple[str, int] | None) -> None:
-        self.partner = self._locate(*partner) if partner is not None else None
+        self.state.set_partner(partner)
         self.changed(viewport=False)
 
-    def _locate(self, table: str, row: int) -> Selection | None:
-        if self.lanes is None or self.trace is None:
-            return None
-        found = self.lanes.locate(self.trace, table, row)
-        if found is None:
-            return None
-        li, pos = found
-        iv = self.lanes.lanes[li].iv
-        return Selection(table, row, li, pos, int(iv.starts[pos]), int(iv.ends[pos]))
-
-    def _goto_lane(self, li: int) -> None:
-        assert self.lanes is not None
-        group = next(gi for gi, g in enumerate(self.lanes.groups) if li in g.lanes)
-        if group in self.collapsed:
-            self.collapsed.discard(group)
-            self._rebuild_rows()
-        self.row_cursor = self.rows.index(Row(group, li))
-        self._scroll_to_cursor()
-
     def clear_selection(self) -> None:
-        self.selection = self.partner = None
+        self.state.clear_selection()
         self.changed(viewport=False)
 
     def action_mark(self, which: int) -> None:
-        self.mark[which] = self.cursor_t
+        self.state.set_mark(which)
         self.post_message(RangeMarked(self.mark[0], self.mark[1]))
         self.changed(viewport=False)
 
     def action_enter(self) -> None:
         row = self.current
-        a, b = self.mark
         if row is None or self.lanes is None:
             return
         if row.lane is None:
             self.action_toggle_group()
-        elif a is not None and b is not None and a != b:
-            self.mark = [None, None]
-            self._zooming = False
-            self.set_viewport(self.vp.fit_range(min(a, b), max(a, b), 0), push=True)
+        elif self.state.zoom_to_marks():
+            self.changed()
             self.post_message(RangeMarked(None, None))
-        else:
+        elif self.state.selected_under_cursor(row.lane):
             sel = self.selection
-            if sel is not None and sel.lane == row.lane and sel.start <= self.cursor_t <= sel.end:
-                self.post_message(EventSelected(sel.table, sel.row, "timeline", True))
-                return
-            pos = self.lanes.lanes[row.lane].iv.at(self.cursor_t, self.vp.ns_per_col)
+            assert sel is not None
+            self.post_message(EventSelected(sel.table, sel.row, "timeline", True))
+        else:
+            pos = self.state.event_at(row.lane, self.cursor_t)
             if pos is not None:
                 self._select_pos(row.lane, pos, details=True)
 
     def action_clear(self) -> None:
-        if self.mark != [None, None]:
-            self.mark = [None, None]
+        if self.state.clear_marks():
             self.post_message(RangeMarked(None, None))
             self.changed(viewport=False)
         elif self.selection is not None:
@@ -508,8 +393,7 @@ class Timeline(Widget, can_focus=True):
     # --- mouse ------------------------------------------------------------------
 
     def _time_at(self, x: int) -> float | None:
-        col = x - self.label_width - 1
-        return self.vp.time_of(col + 0.5) if 0 <= col < self.columns else None
+        return self.state.time_at(x - self.label_width - 1)
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         event.stop()
@@ -530,7 +414,7 @@ class Timeline(Widget, can_focus=True):
         if dx:
             self._dragged = True
             self._drag_x = event.x
-            self.vp = self.vp.pan_columns(-dx)
+            self.state.drag(dx)
             self.changed()
 
     def on_mouse_up(self, event: events.MouseUp) -> None:
@@ -539,8 +423,8 @@ class Timeline(Widget, can_focus=True):
         if dragged:
             return
         t = self._time_at(event.x)
-        r = self.top + event.y - 1
-        if t is None or not 0 <= r < len(self.rows):
+        r = self.state.row_at(event.y)
+        if t is None or r is None:
             return
         self.row_cursor = r
         self.cursor_t = t
@@ -548,8 +432,7 @@ class Timeline(Widget, can_focus=True):
         if lane is None:
             self.action_toggle_group()
             return
-        assert self.lanes is not None
-        pos = self.lanes.lanes[lane].iv.at(t, self.vp.ns_per_col)
+        pos = self.state.event_at(lane, t)
         if pos is not None:
             self._select_pos(lane, pos, details=True)
         else:

@@ -1,0 +1,63 @@
+"""The test tree reads only what the checkout holds: a fresh clone with nothing beside it runs
+every test. This guard greps the tests for paths that leave the repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import REPO
+
+#: text that names a place outside the checkout
+OUTSIDE = [
+    (re.compile(r"""["'/]\.\./"""), "a relative path that climbs out ('../')"),
+    (
+        re.compile(r"""(?i:\bshared\b)["']?\s*/|["']shared["']|shared/(?:fixtures|tools)"""),
+        "the ../shared folder beside the checkout",
+    ),
+    (re.compile(r"\bREPO\.parent\b|\bROOT\.parent\b"), "the folder that holds the checkout"),
+    (
+        re.compile(r"""["'](?:/work|/opt|/root|/home|/mnt|/data)(?:/|["'])"""),
+        "an absolute path on one machine",
+    ),
+]
+PARENTS = re.compile(r"Path\(__file__\)(?:\.resolve\(\))?\.parents\[(\d+)\]")
+
+
+def problems(text: str, depth: int) -> list[str]:
+    """What in `text` (a test module `depth` folders below the repository root) leaves it."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for pattern, why in OUTSIDE:
+            if pattern.search(line):
+                found.append(f"line {n}: {why}: {line.strip()}")
+        for m in PARENTS.finditer(line):
+            if int(m.group(1)) > depth:
+                found.append(f"line {n}: parents[{m.group(1)}] of this file is above the checkout")
+    return found
+
+
+def test_no_test_reads_outside_the_checkout() -> None:
+    me = Path(__file__).resolve()
+    bad = {}
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        if path.resolve() == me:
+            continue
+        depth = len(path.relative_to(REPO).parts) - 1
+        if found := problems(path.read_text(encoding="utf-8"), depth):
+            bad[str(path.relative_to(REPO))] = found
+    assert not bad, bad
+
+
+def test_the_guard_sees_each_kind_of_escape() -> None:
+    # tests/unit/x.py is 2 folders down: parents[2] is the checkout, parents[3] its parent
+    assert problems('DATA = Path(__file__).resolve().parents[1] / "data"', 2) == []
+    assert problems("REPO = Path(__file__).resolve().parents[2]", 2) == []
+    assert problems("OUT = Path(__file__).resolve().parents[3]", 2)
+    assert problems('SHARED = REPO.parent / "shared" / "fixtures"', 2)
+    assert problems('p = ROOT / "shared" / "tools"', 2)
+    assert problems('REF = SHARED / "nsys" / "reference"', 2)
+    assert problems('open("../shared/fixtures/nsys/x.sqlite")', 2)
+    assert problems('open("/work/shared/fixtures/x")', 2)
+    assert problems('x = "../data/x.csv"', 2)
+    assert problems('assert occ.limiters >= {"registers", "shared memory"}', 2) == []

@@ -1,0 +1,182 @@
+"""Rank findings by the share of steady-state step time they can remove.
+
+Each rule explains one part of the step budget (analysis.step_budget). A finding's saving
+is taken from that part, so nothing is counted twice:
+
+* an idle part (data wait, host sync, CPU-bound issue, other) is what its findings
+  explain: the part is split between them in proportion to their own estimates (one
+  finding gets all of it);
+* a busy part (compute, copies) shrinks by what its findings estimate their change saves,
+  weighted by the share of the step the GPU is busy (faster GPU work shortens a step only
+  where the GPU is what the step waits for: nearly all of it in a GPU-bound step, little
+  in a CPU-bound one), capped at the part, and scaled down together when their sum is
+  larger.
+
+When the findings leave much of the steady steps' GPU idle time unexplained, one more
+finding says how much, and what it is. Findings whose rule explains no part keep no
+saving (ranked after the others); their own estimate stays in `own_saving_ns`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tuiperf.analysis import fixes
+from tuiperf.analysis.findings import (
+    SCOPE_RANGE,
+    SOURCE_TUIPERF,
+    Evidence,
+    Finding,
+    Scope,
+    Severity,
+)
+from tuiperf.analysis.rank import _key
+from tuiperf.analysis.step_budget import IDLE_PARTS, LABELS, SHORT, Budget
+from tuiperf.model import fmt
+
+#: which budget part each rule's finding explains
+PART_OF_RULE = {
+    "dataloader_starvation": "data",
+    "host_sync_per_step": "sync",
+    "cuda_api_sync": "sync",
+    "cuda_memcpy_sync": "sync",
+    "cuda_memset_sync": "sync",
+    "alloc_churn": "sync",
+    "cpu_bound": "cpu_bound",
+    "tiny_optimizer_kernels": "cpu_bound",
+    "pageable_h2d_in_steps": "copy",
+    "cuda_memcpy_async": "copy",
+    "layout_conversion": "compute",
+    "fp32_no_tensor_cores": "compute",
+    "gpu_bound": "compute",
+    "copy_bound": "copy",
+}
+#: findings should account for at least this share of the steady steps' GPU idle time …
+EXPLAINED_SHARE = 0.8
+#: … or, when the rest is at least this share of step time, a finding says what is left
+UNEXPLAINED_MIN = 0.02
+
+
+def part_of(f: Finding) -> str | None:
+    if f.rule in PART_OF_RULE:
+        return PART_OF_RULE[f.rule]
+    return "compute" if f.rule.startswith("ncu:") else None
+
+
+def rank_by_budget(
+    findings: list[Finding], budget: Budget, unexplained: bool = True
+) -> list[Finding]:
+    """Fill est_saving_ns/pct on the steady-state basis and order the findings; with
+    `unexplained`, add the finding for idle time no other finding explains."""
+    st = budget.steady
+    by_part: dict[str, list[Finding]] = {}
+    claims: dict[int, int] = {}
+    for f in findings:
+        f.own_saving_ns = f.est_saving_ns
+        f.est_saving_ns = None
+        part = part_of(f)
+        if part is not None and f.own_saving_ns is not None:
+            by_part.setdefault(part, []).append(f)
+            claims[id(f)] = int(f.own_saving_ns * _steady_fraction(f, budget))
+    busy_share = st.busy_ns / st.wall_ns if st.wall_ns else 0.0
+    for part, fs in by_part.items():
+        _share(part, fs, [claims[id(f)] for f in fs], st.ns[part], busy_share)
+    gap = _unexplained(findings, budget) if unexplained else None
+    out = [*findings, *([gap] if gap else [])]
+    for f in out:
+        if f.est_saving_ns is not None and st.wall_ns:
+            f.est_saving_pct = round(100.0 * f.est_saving_ns / st.wall_ns, 2)
+    return sorted(out, key=_key)
+
+
+def _steady_fraction(f: Finding, budget: Budget) -> float:
+    """The share of a finding's evidence time inside the steady steps: its estimate is
+    for the whole report, the budget for the steady steps (1.0 without timed evidence)."""
+    rows = f.evidence.rows
+    if rows.num_rows == 0 or rows["start_ns"].null_count == rows.num_rows:
+        return 1.0
+    start = np.asarray(rows["start_ns"].fill_null(-1).to_numpy(), np.int64)
+    dur = np.asarray(rows["duration_ns"].fill_null(0).to_numpy(), np.int64)
+    a = np.array([s.start_ns for s in budget.main.steps], np.int64)
+    b = np.array([s.end_ns for s in budget.main.steps], np.int64)
+    i = np.searchsorted(a, start, "right") - 1
+    inside = (i >= 0) & (start < b[np.maximum(i, 0)])
+    total = int(dur.sum())
+    return float(dur[inside].sum()) / total if total > 0 else 1.0
+
+
+def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_share: float) -> None:
+    """Integer shares of `total` (ns), so one finding gets exactly an idle part."""
+    own = [max(c, 0) for c in claims]
+    if part in IDLE_PARTS:
+        weights = own if sum(own) > 0 else [1] * len(fs)
+        got = [total * w // sum(weights) for w in weights]
+    else:
+        got = [min(int(o * busy_share), total) for o in own]
+        if sum(got) > total:
+            got = [total * g // sum(got) for g in got]
+    for f, g in zip(fs, got, strict=True):
+        f.budget_part = part
+        f.est_saving_ns = g
+        if f.rule not in OWN_WORDS:
+            f.message += _budget_note(part, total, len(fs) - 1)
+
+
+#: rules whose message already speaks in budget terms
+OWN_WORDS = ("cpu_bound", "gpu_bound", "copy_bound")
+
+
+def _budget_note(part: str, total: int, others: int) -> str:
+    what = LABELS[part].split(": ", 1)[1]
+    shared = f", shared with {others} other finding(s)" if others else ""
+    if part in IDLE_PARTS:
+        return f" Step budget: the GPU idles {fmt.duration(total)} on {what}{shared}."
+    return (
+        f" Step budget: {what} take {fmt.duration(total)}; the saving is weighted by the "
+        f"share of the step the GPU is busy{shared}."
+    )
+
+
+def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
+    st = budget.steady
+    idle = st.idle_ns
+    explained = {p: 0 for p in IDLE_PARTS}
+    for f in findings:
+        if f.budget_part in explained and f.est_saving_ns:
+            explained[f.budget_part] += f.est_saving_ns
+    left = {p: st.ns[p] - explained[p] for p in IDLE_PARTS}
+    rest = sum(left.values())
+    if idle == 0 or rest <= (1 - EXPLAINED_SHARE) * idle or rest < UNEXPLAINED_MIN * st.wall_ns:
+        return None
+    pieces = ", ".join(
+        f"{SHORT[p]} {fmt.duration(v)} ({100 * v / st.wall_ns:.1f}%)"
+        for p, v in sorted(left.items(), key=lambda kv: -kv[1])
+        if v > 0
+    )
+    msg = (
+        f"The GPU is idle {st.pct('idle'):.0f}% of the steady-state steps; the other findings "
+        f"explain {100 * (idle - rest) / st.wall_ns:.0f}% of step time and "
+        f"{100 * rest / st.wall_ns:.0f}% stays unexplained: {pieces}. "
+        f"'{LABELS['other']}' is idle time with work queued that did not start (cross-stream "
+        "waits, events) or no launch to blame; the others are causes below their rules' "
+        "thresholds."
+    )
+    steps = budget.main.steps
+    return Finding(
+        rule="idle_unexplained",
+        title=fixes.title_for("idle_unexplained"),
+        severity=Severity.INFO,
+        message=msg,
+        fix=fixes.fix_for("idle_unexplained"),
+        scope=Scope(
+            SCOPE_RANGE,
+            f"{budget.steady_labels} ({len(steps)} steady-state steps)",
+            steps[0].start_ns,
+            steps[-1].end_ns,
+        ),
+        source=SOURCE_TUIPERF,
+        count=0,
+        evidence=Evidence.empty(),
+        est_saving_ns=rest,
+        metrics={f"{p}_ns": v for p, v in left.items()},
+    )

@@ -1,0 +1,69 @@
+"""`tuiperf summary --report step_budget`: the step budget as rows, for scripts."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.step_budget import PARTS, DeviceBudget, Parts, step_budget
+from tuiperf.model.trace import Trace
+from tuiperf.summaries.stats import Column, StatsTable
+
+REPORT = "step_budget"
+#: the tables the budget reads (the report is empty when none has a row)
+SOURCE_TABLES = ("kernels", "memcpy", "memset", "nvtx", "api", "osrt")
+_HEADERS = {
+    "compute": "Compute (ns)",
+    "comm": "Comm (ns)",
+    "copy": "Copy (ns)",
+    "data": "Data Wait (ns)",
+    "sync": "Host Sync (ns)",
+    "cpu_bound": "CPU-Bound (ns)",
+    "other": "Other (ns)",
+}
+COLUMNS = [
+    Column("Step", "step", "str"),
+    Column("Kind", "kind", "str"),
+    Column("Device", "device", "int"),
+    Column("Wall (ns)", "wall_ns", "int"),
+    Column("GPU Busy (%)", "busy_pct", "pct"),
+    *(Column(_HEADERS[p], f"{p}_ns", "int") for p in PARTS),
+    Column("Overlap (ns)", "overlap_ns", "int"),
+    Column("Method", "method", "str"),
+]
+
+
+def step_budget_table(trace: Trace) -> StatsTable:
+    """Per device: the start-up, each steady step, their total and per-part median."""
+    b = step_budget(Ctx(trace))
+    rows: list[dict[str, object]] = []
+    for d in b.devices if b is not None else []:
+        rows += _device_rows(d, b.method if b else "")
+    data = {c.key: [r[c.key] for r in rows] for c in COLUMNS}
+    types = {"str": pa.string(), "int": pa.int64(), "pct": pa.float64()}
+    table = pa.table({c.key: pa.array(data[c.key], types[c.fmt]) for c in COLUMNS})
+    return StatsTable(REPORT, COLUMNS, table)
+
+
+def _device_rows(d: DeviceBudget, method: str) -> list[dict[str, object]]:
+    out = []
+    if d.startup is not None:
+        out.append(_row("start-up", "startup", d.device, d.startup, method))
+    out += [_row(s.label, "steady", d.device, s.parts, method) for s in d.steps]
+    out.append(_row("total", "steady_total", d.device, d.steady, method))
+    median = Parts(sum(d.median.values()), d.median, 0)
+    out.append(_row("median", "steady_median", d.device, median, method))
+    return out
+
+
+def _row(step: str, kind: str, dev: int, p: Parts, method: str) -> dict[str, object]:
+    return {
+        "step": step,
+        "kind": kind,
+        "device": dev,
+        "wall_ns": p.wall_ns,
+        "busy_pct": p.pct("busy"),
+        **{f"{k}_ns": p.ns[k] for k in PARTS},
+        "overlap_ns": p.overlap_ns,
+        "method": method,
+    }

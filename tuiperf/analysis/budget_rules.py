@@ -1,0 +1,278 @@
+"""Rules read off the step budget: CPU-bound issue and GPU-bound steps.
+
+`cpu_bound` replaces the old launch-bound proxy ("kernels shorter than their launch
+call"), which stayed silent when kernels were a little longer than the launch call but the
+CPU spent far longer than that between launches: it measures the GPU idle time during which
+the GPU's queue was empty (step_budget's `cpu_bound` part) instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tuiperf.analysis import fixes
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.findings import (
+    SCOPE_RANGE,
+    SOURCE_TUIPERF,
+    Evidence,
+    Finding,
+    Fix,
+    Scope,
+    Severity,
+    Skip,
+)
+from tuiperf.analysis.step_budget import SHORT, Budget
+from tuiperf.model import arrays as A
+from tuiperf.model import fmt
+
+#: CPU-bound issue worth a finding: 10% of steady-state step time, where the tuning guides
+#: (PyTorch performance tuning guide, NVIDIA's DL performance docs) start calling a stall
+#: a bottleneck; the same bar as the data-loading rule
+CPU_BOUND_SHARE = 0.10
+#: … and an error from this share on, when it is the largest part of the step (the data
+#: rule's error bar too: 3 x its threshold)
+CPU_BOUND_ERROR = 0.30
+#: GPU-bound: the GPU is busy at least this share of the step (idle under 20%: what the
+#: idle causes could give back is small next to the kernels), and compute is the largest part
+GPU_BOUND_SHARE = 0.80
+#: "small": a kernel shorter than this does too little work to hide its launch
+SMALL_KERNEL_NS = 10_000
+#: copy-bound: copies are the largest part of the step and at least half of it
+COPY_BOUND_SHARE = 0.50
+_OPTIM = re.compile(r"optim", re.IGNORECASE)
+
+
+def _need_budget(ctx: Ctx) -> Budget:
+    b: Budget | None = ctx.budget
+    if b is None:
+        raise Skip("no training steps found (no step ranges, no repeated kernel pattern)")
+    return b
+
+
+def _scope(b: Budget) -> Scope:
+    steps = b.main.steps
+    return Scope(
+        SCOPE_RANGE,
+        f"{b.steady_labels} ({len(steps)} steady-state steps, {b.method_text})",
+        steps[0].start_ns,
+        steps[-1].end_ns,
+    )
+
+
+def _per_step_evidence(b: Budget, part: str) -> Evidence:
+    steps = b.main.steps
+    return Evidence.build(
+        "",
+        None,
+        np.array([s.start_ns for s in steps], np.int64),
+        np.array([s.parts.wall_ns for s in steps], np.int64),
+        {
+            "label": [s.label for s in steps],
+            f"{part}_ns": np.array([s.parts.ns[part] for s in steps], np.int64),
+            "gpu_busy_ns": np.array([s.parts.busy_ns for s in steps], np.int64),
+        },
+        {"label": "Step", f"{part}_ns": f"{SHORT[part]} (ns)", "gpu_busy_ns": "GPU busy (ns)"},
+    )
+
+
+def _steady_kernels(ctx: Ctx, b: Budget) -> np.ndarray:
+    """Rows of the kernels launched inside the steady steps."""
+    return _steady_rows(ctx, b, "kernels")
+
+
+def _optimizer_kernels(ctx: Ctx, rows: np.ndarray) -> int:
+    """Kernels launched inside optimizer phases of the steady steps (0 when not marked)."""
+    spans = [s for name, v in ctx.steps.phases.items() if _OPTIM.search(name) for s in v]
+    if not spans:
+        return 0
+    arr = np.array(sorted(spans), np.int64)
+    launch = ctx.launch_time("kernels")[rows]
+    i = np.searchsorted(arr[:, 0], launch, "right") - 1
+    return int(((i >= 0) & (launch < arr[np.maximum(i, 0), 1])).sum())
+
+
+def cpu_bound(ctx: Ctx) -> list[Finding]:
+    """The GPU's queue runs empty: kernels start as soon as the CPU launches them."""
+    b = _need_budget(ctx)
+    st = b.steady
+    share = st.ns["cpu_bound"] / st.wall_ns if st.wall_ns else 0.0
+    if share < CPU_BOUND_SHARE:
+        return []
+    nums = _cpu_numbers(ctx, b)
+    per_step, n_steps = nums["kernels_per_step"], b.n_steady
+    msg = (
+        f"The GPU is busy {st.pct('busy'):.0f}% of the steady-state steps and waits for the "
+        f"CPU {share:.0%} of the time: its queue is empty, each kernel starts as soon as it "
+        f"is launched. The loop issues {per_step:,.0f} kernels a step, one every "
+        f"{fmt.duration(nums['cpu_ns_per_kernel'])} of CPU time (outside the data wait), while "
+        f"a kernel runs {fmt.duration(nums['mean_kernel_ns'])} on average on the GPU."
+    )
+    worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
+    sev = Severity.ERROR if worst else Severity.WARNING
+    f = Finding(
+        rule="cpu_bound",
+        title=fixes.title_for("cpu_bound"),
+        severity=sev,
+        message=msg,
+        fix=_cpu_fix(nums),
+        scope=_scope(b),
+        source=SOURCE_TUIPERF,
+        count=n_steps,
+        evidence=_per_step_evidence(b, "cpu_bound"),
+        est_saving_ns=st.ns["cpu_bound"],
+        metrics=nums,
+    )
+    return [f]
+
+
+def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
+    """What the CPU-bound finding and its fix quote, over the steady steps."""
+    st = b.steady
+    rows = _steady_kernels(ctx, b)
+    dur = A.ints(ctx.table("kernels"), "duration")[rows]
+    n = max(len(rows), 1)
+    ld = ctx.launch_duration("kernels")[rows]
+    return {
+        "cpu_bound_share": round(st.ns["cpu_bound"] / st.wall_ns, 4),
+        "gpu_busy_share": round(st.busy_ns / st.wall_ns, 4),
+        "kernels_per_step": round(len(rows) / b.n_steady, 1),
+        # wall time outside the data wait, per kernel the loop issues
+        "cpu_ns_per_kernel": round((st.wall_ns - st.ns["data"]) / n),
+        "mean_kernel_ns": round(float(dur.sum()) / n),
+        "launch_call_ns": round(float(ld[ld >= 0].mean())) if (ld >= 0).any() else 0,
+        "optimizer_kernels_per_step": round(_optimizer_kernels(ctx, rows) / b.n_steady, 1),
+        "small_kernel_share": round(float((dur < SMALL_KERNEL_NS).sum()) / n, 3),
+    }
+
+
+def _cpu_fix(n: dict[str, float]) -> Fix:
+    """The PyTorch levers in order, each with the numbers that justify it."""
+    cpu, gpu = fmt.duration(n["cpu_ns_per_kernel"]), fmt.duration(n["mean_kernel_ns"])
+    levers = [
+        f"1) a bigger batch: each kernel costs ~{cpu} of CPU and runs ~{gpu} on the GPU; "
+        "more samples per kernel raise GPU time at about the same CPU cost;",
+        f'2) torch.compile(mode="reduce-overhead") / CUDA graphs: '
+        f"{n['kernels_per_step']:,.0f} launches a step (~{fmt.duration(n['launch_call_ns'])} "
+        "of launch call each) replayed as one graph;",
+    ]
+    if n["optimizer_kernels_per_step"]:
+        levers.append(
+            f"3) foreach/fused optimizers: the optimizer issues "
+            f"{n['optimizer_kernels_per_step']:,.0f} kernels a step;"
+        )
+    else:
+        levers.append("3) foreach/fused optimizers (fused=True): a few kernels for all parameters;")
+    levers.append(
+        f"4) fewer small ops: {n['small_kernel_share']:.0%} of the kernels run under "
+        f"{fmt.duration(SMALL_KERNEL_NS)} (fuse elementwise ops, avoid per-element Python loops)."
+    )
+    base = fixes.fix_for("cpu_bound")
+    return Fix("The GPU waits on Python/launch overhead. In order: " + " ".join(levers),
+               base.snippet)  # fmt: skip
+
+
+def gpu_bound(ctx: Ctx) -> list[Finding]:
+    """The GPU computes most of the step: faster kernels are what shortens it."""
+    b = _need_budget(ctx)
+    st = b.steady
+    share = st.ns["compute"] / st.wall_ns if st.wall_ns else 0.0
+    if st.busy_ns < GPU_BOUND_SHARE * st.wall_ns or st.largest() != "compute":
+        return []
+    k = ctx.table("kernels")
+    rows = _steady_kernels(ctx, b)
+    names = A.strings(k, "short_name")[rows]
+    dur = A.ints(k, "duration")[rows]
+    uniq, inv = np.unique(names, return_inverse=True)
+    time = np.bincount(inv, weights=dur)
+    top = np.argsort(-time, kind="stable")[:3]
+    total = max(float(time.sum()), 1.0)
+    tops = ", ".join(f"{uniq[i]} {time[i] / total:.0%}" for i in top)
+    msg = (
+        f"The GPU computes {share:.0%} of the steady-state steps (idle {st.pct('idle'):.0f}%): "
+        f"the step is as long as its kernels. Kernel time by name: {tops}."
+    )
+    return [
+        Finding(
+            rule="gpu_bound",
+            title=fixes.title_for("gpu_bound"),
+            severity=Severity.INFO,
+            message=msg,
+            fix=fixes.fix_for("gpu_bound"),
+            scope=_scope(b),
+            source=SOURCE_TUIPERF,
+            count=b.n_steady,
+            evidence=_per_step_evidence(b, "compute"),
+            est_saving_ns=st.ns["compute"],
+            metrics={
+                "compute_share": round(share, 4),
+                "idle_share": round(st.pct("idle") / 100, 4),
+                "top_kernels": [str(uniq[i]) for i in top],
+            },
+        )
+    ]
+
+
+def copy_bound(ctx: Ctx) -> list[Finding]:
+    """The GPU spends most of the step copying, from pinned memory (pageable copies are
+    pageable_h2d_in_steps' finding): fewer bytes, or copies hidden under compute."""
+    b = _need_budget(ctx)
+    st = b.steady
+    share = st.ns["copy"] / st.wall_ns if st.wall_ns else 0.0
+    if share < COPY_BOUND_SHARE or st.largest() != "copy":
+        return []
+    mc = ctx.table("memcpy")
+    rows = _steady_rows(ctx, b, "memcpy")
+    dur = A.ints(mc, "duration")[rows]
+    size = A.ints(mc, "bytes")[rows]
+    pageable = A.strings(mc, "src_kind")[rows] == "Pageable"
+    if dur.sum() == 0 or dur[pageable].sum() >= 0.5 * dur.sum():
+        return []
+    kinds = A.strings(mc, "copy_kind")[rows]
+    uniq, inv = np.unique(kinds, return_inverse=True)
+    by_kind = np.bincount(inv, weights=dur)
+    top = int(np.argmax(by_kind))
+    main = inv == top
+    rate = size[main].sum() / max(int(dur[main].sum()), 1)  # bytes per ns = GB/s
+    per_step = int(size.sum() / b.n_steady)
+    msg = (
+        f"The GPU copies {share:.0%} of the steady-state steps: {fmt.size(per_step)} a step, "
+        f"mostly {uniq[top]} ({by_kind[top] / dur.sum():.0%} of copy time, {rate:.1f} GB/s "
+        "while a copy runs). The copies are from pinned memory already: the step is as long "
+        "as its transfers."
+    )
+    return [
+        Finding(
+            rule="copy_bound",
+            title=fixes.title_for("copy_bound"),
+            severity=Severity.WARNING,
+            message=msg,
+            fix=fixes.fix_for("copy_bound"),
+            scope=_scope(b),
+            source=SOURCE_TUIPERF,
+            count=b.n_steady,
+            evidence=_per_step_evidence(b, "copy"),
+            est_saving_ns=st.ns["copy"],
+            metrics={
+                "copy_share": round(share, 4),
+                "bytes_per_step": per_step,
+                "gb_per_s": round(float(rate), 2),
+                "main_kind": str(uniq[top]),
+            },
+        )
+    ]
+
+
+def _steady_rows(ctx: Ctx, b: Budget, table: str) -> np.ndarray:
+    """Rows of `table` on the budget's main device, launched inside the steady steps."""
+    launch = ctx.launch_time(table)
+    on = A.ints(ctx.table(table), "device", -1) == b.main.device
+    a = np.array([s.start_ns for s in b.main.steps], np.int64)
+    e = np.array([s.end_ns for s in b.main.steps], np.int64)
+    i = np.searchsorted(a, launch, "right") - 1
+    return np.flatnonzero(on & (i >= 0) & (launch < e[np.maximum(i, 0)]))
+
+
+RULES = {"cpu_bound": cpu_bound, "gpu_bound": gpu_bound, "copy_bound": copy_bound}

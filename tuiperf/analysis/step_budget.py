@@ -1,0 +1,386 @@
+"""Where each training step's wall time goes: GPU busy by kind, GPU idle by cause.
+
+The parts of a step add up to its wall time exactly (integer ns):
+
+* GPU busy, the union over streams (overlapping work counted once, the overlap reported):
+  `compute` kernels, then `comm` (NCCL-type kernels, the part not hidden under compute),
+  then `copy` (memcpy/memset not hidden under kernels);
+* GPU idle, split by what the CPU side was doing:
+  `data`   inside the loop's data phase (NVTX `data`-like range, Kineto's
+           `enumerate(DataLoader)`), or, without one, in a DataLoader-type OS runtime wait
+           of the loop thread;
+  `sync`   the CPU was blocked in a sync call (stream/device/event sync, a synchronous or
+           device-to-host copy) when the GPU ran dry: the whole gap until new work arrives;
+  `cpu_bound` the GPU's queue was empty: the op that ends the gap was launched after the
+           GPU went idle (launch -> start delay ~0), so the GPU waited on the launching
+           thread (Holistic Trace Analysis' queue-length / launch-delay reading);
+  `other`  the rest (work was queued but did not start: cross-stream waits, unknown).
+
+Steps are the steady-state ones (after the first); the time before the first steady step
+is the start-up, kept apart. Pure data: no Textual, no printing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tuiperf.analysis import interval_sets as S
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.intervals import Union, overlap_sum
+from tuiperf.analysis.steps import Steps
+from tuiperf.model import arrays as A
+
+BUSY_PARTS = ("compute", "comm", "copy")
+IDLE_PARTS = ("data", "sync", "cpu_bound", "other")
+PARTS = BUSY_PARTS + IDLE_PARTS
+LABELS = {
+    "compute": "GPU busy: compute kernels",
+    "comm": "GPU busy: communication kernels",
+    "copy": "GPU busy: memcpy/memset",
+    "data": "GPU idle: waiting for data",
+    "sync": "GPU idle: host synchronisation",
+    "cpu_bound": "GPU idle: CPU-bound issue",
+    "other": "GPU idle: other/unexplained",
+}
+SHORT = {
+    "compute": "compute",
+    "comm": "comm",
+    "copy": "copy",
+    "data": "data wait",
+    "sync": "host sync",
+    "cpu_bound": "CPU-bound",
+    "other": "other",
+}
+METHODS = {
+    "nvtx": "NVTX/record_function step ranges",
+    "kineto": "Kineto ProfilerStep ranges",
+    "pattern": "the repeating GPU kernel pattern (no step markers)",
+}
+
+COMM_KERNEL = re.compile(r"nccl|rccl|allreduce|all_reduce|allgather|reducescatter", re.I)
+DATA_PHASE = re.compile(r"^(data|load|batch|fetch|input)|dataloader", re.IGNORECASE)
+SYNC_API = re.compile(
+    r"^(cudaStreamSynchronize|cudaDeviceSynchronize|cudaEventSynchronize|cudaThreadSynchronize"
+    r"|cuStreamSynchronize|cuCtxSynchronize|cuEventSynchronize|cudaMemcpy|cudaMemcpy2D"
+    r"|cudaMemcpyFromSymbol|cuMemcpyDtoH|cuMemcpyDtoH_v2)(_v\d+)?$",
+    re.IGNORECASE,
+)
+#: OS runtime calls where a loop thread waits on DataLoader workers (pipes, sockets,
+#: semaphores of the pin-memory queue); pthread_cond_wait is left out: the main thread
+#: waits in it for the autograd engine during backward()
+DATALOADER_WAIT = re.compile(
+    r"^(poll|ppoll|select|pselect6?|epoll_p?wait|recv|recvmsg|recvfrom|read"
+    r"|sem_timedwait|sem_clockwait)$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One window's wall time, split into PARTS (ns; they sum to wall_ns)."""
+
+    wall_ns: int
+    ns: dict[str, int]
+    #: GPU time during which two or more ops ran at once (counted once in the busy parts)
+    overlap_ns: int = 0
+
+    @property
+    def busy_ns(self) -> int:
+        return sum(self.ns[p] for p in BUSY_PARTS)
+
+    @property
+    def idle_ns(self) -> int:
+        return sum(self.ns[p] for p in IDLE_PARTS)
+
+    def pct(self, part: str) -> float:
+        if part == "busy":
+            v = self.busy_ns
+        elif part == "idle":
+            v = self.idle_ns
+        else:
+            v = self.ns[part]
+        return 100.0 * v / self.wall_ns if self.wall_ns else 0.0
+
+    def largest(self) -> str:
+        return max(PARTS, key=lambda p: self.ns[p])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "wall_ns": self.wall_ns,
+            "gpu_busy_ns": self.busy_ns,
+            "gpu_busy_pct": round(self.pct("busy"), 3),
+            "gpu_idle_ns": self.idle_ns,
+            "gpu_idle_pct": round(self.pct("idle"), 3),
+            "overlap_ns": self.overlap_ns,
+            "parts": {p: {"ns": self.ns[p], "pct": round(self.pct(p), 3)} for p in PARTS},
+        }
+
+
+@dataclass(frozen=True)
+class StepParts:
+    label: str
+    start_ns: int
+    end_ns: int
+    parts: Parts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+            **self.parts.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class DeviceBudget:
+    device: int
+    steps: list[StepParts]  # the steady-state steps
+    steady: Parts  # their total
+    median: dict[str, int]  # per part, the median over the steady steps
+    startup: Parts | None  # before the first steady step
+    #: the device's idle time by cause, over the whole report (for drawing): part ->
+    #: (starts, ends) of disjoint intervals
+    idle_causes: dict[str, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "steady": self.steady.to_json(),
+            "steady_median_ns": self.median,
+            "startup": None if self.startup is None else self.startup.to_json(),
+            "per_step": [s.to_json() for s in self.steps],
+        }
+
+
+@dataclass(frozen=True)
+class Budget:
+    method: str  # nvtx, kineto or pattern
+    steady_labels: str
+    startup_labels: str
+    devices: list[DeviceBudget]  # the loop's main device first
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def main(self) -> DeviceBudget:
+        return self.devices[0]
+
+    @property
+    def steady(self) -> Parts:
+        return self.main.steady
+
+    @property
+    def n_steady(self) -> int:
+        return len(self.main.steps)
+
+    @property
+    def method_text(self) -> str:
+        return METHODS.get(self.method, self.method)
+
+    def to_json(self) -> dict[str, Any]:
+        main = self.main.to_json()
+        return {
+            "method": self.method,
+            "method_text": self.method_text,
+            "steady_steps": self.n_steady,
+            "steady_labels": self.steady_labels,
+            "startup_labels": self.startup_labels,
+            "device": self.main.device,
+            "kinds": {"steady": main["steady"], "startup": main["startup"]},
+            "steady_median_ns": main["steady_median_ns"],
+            "devices": [d.to_json() for d in self.devices],
+        }
+
+
+# -- the computation ---------------------------------------------------------------------
+def step_budget(ctx: Ctx) -> Budget | None:
+    """The budget of the report's steady-state steps; None without steps or GPU work."""
+    steps: Steps = ctx.steps
+    ops = ctx.gpu_ops
+    if not steps.found or len(ops) == 0:
+        return None
+    steady = steps.steady()
+    a0 = int(steps.starts[steady[0]])
+    rng = ctx.trace.time_range()
+    t0 = min(int(rng[0]) if rng else a0, a0)
+    cpu = _CpuSide(ctx, steps)
+    devs = [_device(ctx, cpu, steps, steady, d, t0) for d in _devices(ctx, steps)]
+    first = int(steady[0])
+    return Budget(
+        steps.source,
+        steps.label_span(steady),
+        steps.label_span(np.arange(first)) if first else "",
+        devs,
+    )
+
+
+def _devices(ctx: Ctx, steps: Steps) -> list[int]:
+    """Devices with GPU work in the steady steps, the loop process's busiest first."""
+    ops = ctx.gpu_ops
+    inside = steps.index_of(ops.start) >= 0
+    inside |= np.isin(steps.index_of(_op_launch(ctx)), steps.steady())
+    devs, counts = np.unique(ops.device[inside], return_counts=True)
+    if len(devs) == 0:
+        devs, counts = np.unique(ops.device, return_counts=True)
+    if steps.pid is not None:
+        mine = inside & (ops.pid == steps.pid)
+        counts = counts + len(ops) * np.array([(ops.device[mine] == d).sum() for d in devs])
+    return [int(d) for d in devs[np.argsort(-counts, kind="stable")]]
+
+
+def _op_launch(ctx: Ctx) -> np.ndarray:
+    return np.concatenate([ctx.launch_time(t) for t in ("kernels", "memcpy", "memset")])
+
+
+def _op_launch_end(ctx: Ctx) -> np.ndarray:
+    ends = []
+    for t in ("kernels", "memcpy", "memset"):
+        ends.append(ctx.launch_time(t) + np.maximum(ctx.launch_duration(t), 0))
+    return np.concatenate(ends)
+
+
+def _op_kind(ctx: Ctx) -> np.ndarray:
+    """0 compute kernel, 1 communication kernel, 2 memcpy/memset (in gpu_ops order)."""
+    k = ctx.table("kernels")
+    comm = A.name_mask(k, "name", COMM_KERNEL) if k.num_rows else np.zeros(0, bool)
+    n_other = len(ctx.gpu_ops) - len(comm)
+    return np.concatenate([comm.astype(np.int64), np.full(n_other, 2, np.int64)])
+
+
+class _CpuSide:
+    """What the CPU was doing: data-phase windows and blocking sync calls (all devices)."""
+
+    def __init__(self, ctx: Ctx, steps: Steps) -> None:
+        self.data = _data_union(ctx, steps)
+        self.sync = _sync_union(ctx)
+
+
+def _data_union(ctx: Ctx, steps: Steps) -> Union:
+    names = [n for n in steps.phases if DATA_PHASE.search(n)]
+    if names:
+        spans = np.array([s for n in names for s in steps.phases[n]], np.int64)
+        return S.of_pairs(spans[:, 0], spans[:, 1])
+    os_t = ctx.table("osrt")
+    if os_t.num_rows == 0:
+        return S.of_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    m = A.name_mask(os_t, "name", DATALOADER_WAIT)
+    tid = A.ints(os_t, "tid", -1)
+    loop = [steps.tid] if steps.tid is not None else _launching_threads(ctx)
+    m &= np.isin(tid, loop)
+    if steps.tid is None and m.any():  # the launching thread that waits the most
+        tids, inv = np.unique(tid[m], return_inverse=True)
+        waited = np.bincount(inv, weights=A.ints(os_t, "duration")[m])
+        m &= tid == tids[int(np.argmax(waited))]
+    return S.of_pairs(A.ints(os_t, "start")[m], A.ints(os_t, "end")[m])
+
+
+def _launching_threads(ctx: Ctx) -> np.ndarray:
+    """Threads that launch GPU work."""
+    tids = A.ints(ctx.table("api"), "tid", -1)
+    rows = np.concatenate([ctx.api_rows(t) for t in ("kernels", "memcpy", "memset")])
+    return np.unique(tids[rows[rows >= 0]]) if len(tids) else np.zeros(0, np.int64)
+
+
+def _sync_union(ctx: Ctx) -> Union:
+    api = ctx.table("api")
+    if api.num_rows == 0:
+        return S.of_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    blocking = A.name_mask(api, "name", SYNC_API)
+    mc = ctx.table("memcpy")
+    if mc.num_rows:  # device-to-host copies, and copies from/to pageable memory, block
+        slow = (A.strings(mc, "copy_kind") == "Device-to-Host") | (
+            A.strings(mc, "src_kind") == "Pageable"
+        )
+        rows = ctx.api_rows("memcpy")[slow]
+        blocking[rows[rows >= 0]] = True
+    return S.of_pairs(A.ints(api, "start")[blocking], A.ints(api, "end")[blocking])
+
+
+def _device(
+    ctx: Ctx, cpu: _CpuSide, steps: Steps, steady: np.ndarray, dev: int, t0: int
+) -> DeviceBudget:
+    """The budget of one device over the steady steps, and over the start-up [t0, first)."""
+    ops = ctx.gpu_ops
+    on = ops.device == dev
+    start, end, kind = ops.start[on], ops.end[on], _op_kind(ctx)[on]
+    a, b = steps.starts[steady], steps.ends[steady]
+    hi = max(int(b.max()), int(end.max())) + 1
+    lo = min(t0, int(start.min())) - 1
+    busy = _busy_sets(start, end, kind)
+    idle = S.complement(busy[-1], lo, hi)
+    causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu)
+    windows = np.append(a, t0), np.append(b, a[0])  # steady steps, then start-up
+    parts = _measure(busy, causes, start, end, *windows)
+    step_parts = [
+        StepParts(steps.labels[int(i)], int(a[k]), int(b[k]), parts[k])
+        for k, i in enumerate(steady)
+    ]
+    startup = parts[-1] if parts[-1].wall_ns > 0 else None
+    total = _sum_parts(parts[:-1])
+    median = {p: int(np.median([s.parts.ns[p] for s in step_parts])) for p in PARTS}
+    drawn = {p: (u.starts, u.ends) for p, u in causes.items()}
+    return DeviceBudget(dev, step_parts, total, median, startup, drawn)
+
+
+def _busy_sets(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> list[Union]:
+    """Unions of compute, compute+comm, and all ops: the busy parts by priority."""
+    return [Union.of(start[kind <= k], end[kind <= k]) for k in (0, 1, 2)]
+
+
+def _idle_causes(
+    idle: Union, op_start: np.ndarray, op_launch_end: np.ndarray, cpu: _CpuSide
+) -> dict[str, Union]:
+    """Idle time by cause, as disjoint unions (data, sync, cpu_bound, other)."""
+    g0, g1 = idle.starts, idle.ends
+    order = np.argsort(op_start, kind="stable")
+    nxt = np.searchsorted(op_start[order], g1, "left")
+    has = nxt < len(order)
+    closing_launch = np.where(has, op_launch_end[order[np.minimum(nxt, len(order) - 1)]], -1)
+    drained_in_sync = S.member(cpu.sync, g0)
+    queue_empty = has & (closing_launch >= g0) & ~drained_in_sync
+    bubble = S.of_pairs(g0[drained_in_sync], g1[drained_in_sync])
+    starved = S.of_pairs(g0[queue_empty], g1[queue_empty])
+    a, b, (i, d, s, sb, cb) = S.segments([idle, cpu.data, cpu.sync, bubble, starved])
+    i_nd = i & ~d
+    sync = s | sb
+    return {
+        "data": S.pieces(a, b, i & d),
+        "sync": S.pieces(a, b, i_nd & sync),
+        "cpu_bound": S.pieces(a, b, i_nd & ~sync & cb),
+        "other": S.pieces(a, b, i_nd & ~sync & ~cb),
+    }
+
+
+def _measure(
+    busy: list[Union],
+    causes: dict[str, Union],
+    start: np.ndarray,
+    end: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+) -> list[Parts]:
+    wall = b - a
+    c, cc, al = (u.busy(a, b) for u in busy)
+    ns = {"compute": c, "comm": cc - c, "copy": al - cc}
+    for p in ("data", "sync", "cpu_bound"):
+        ns[p] = causes[p].busy(a, b)
+    ns["other"] = wall - al - ns["data"] - ns["sync"] - ns["cpu_bound"]
+    overlap = overlap_sum(start, end, a, b) - al
+    return [
+        Parts(int(wall[k]), {p: int(ns[p][k]) for p in PARTS}, int(overlap[k]))
+        for k in range(len(a))
+    ]
+
+
+def _sum_parts(parts: list[Parts]) -> Parts:
+    return Parts(
+        sum(p.wall_ns for p in parts),
+        {k: sum(p.ns[k] for p in parts) for k in PARTS},
+        sum(p.overlap_ns for p in parts),
+    )

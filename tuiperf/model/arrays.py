@@ -1,0 +1,92 @@
+"""Small numpy views over Arrow columns, shared by the rules and the ncu link (vectorised)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:
+    """Column `name` as int64, nulls replaced by `fill`."""
+    if table.num_rows == 0:
+        return np.zeros(0, np.int64)
+    col = table[name]
+    if col.null_count:
+        col = pc.fill_null(col, fill)
+    return np.asarray(col.to_numpy(), dtype=np.int64)
+
+
+def codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
+    """A dictionary column as (int codes, dictionary); null -> code -1."""
+    if table.num_rows == 0:
+        return np.zeros(0, np.int64), []
+    col = table[name]
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    arr = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    idx = arr.indices
+    if idx.null_count:
+        idx = pc.fill_null(idx, -1)
+    values = [v if v is not None else "" for v in arr.dictionary.to_pylist()]
+    return np.asarray(idx.to_numpy(), dtype=np.int64), values
+
+
+def name_mask(table: pa.Table, name: str, pattern: re.Pattern[str]) -> np.ndarray:
+    """Rows whose dictionary string in `name` matches `pattern` (searched, not anchored)."""
+    c, values = codes(table, name)
+    if not values:
+        return np.zeros(len(c), bool)
+    hit = np.array([bool(pattern.search(v)) for v in values] + [False], dtype=bool)
+    return hit[c]  # code -1 -> the appended False
+
+
+def strings(table: pa.Table, name: str) -> np.ndarray:
+    """A dictionary column decoded to an object array of str ('' for null)."""
+    c, values = codes(table, name)
+    lut = np.array([*values, ""], dtype=object)
+    return lut[c]
+
+
+def like(pattern: str) -> re.Pattern[str]:
+    """SQL LIKE (case-insensitive for ASCII, % and _ wildcards) as an anchored regex."""
+    out = []
+    for ch in pattern:
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+    return re.compile("^" + "".join(out) + "$", re.IGNORECASE | re.DOTALL)
+
+
+def join_keys(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs (i, j) with left[i] == right[j] (an inner join), ordered by i."""
+    if len(left) == 0 or len(right) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.argsort(right, kind="stable")
+    sorted_r = right[order]
+    lo = np.searchsorted(sorted_r, left, "left")
+    hi = np.searchsorted(sorted_r, left, "right")
+    n = hi - lo
+    li = np.repeat(np.arange(len(left)), n)
+    offs = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    rj = order[np.repeat(lo, n) + offs]
+    return li.astype(np.int64), rj.astype(np.int64)
+
+
+def first_match(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """For each left key, the index of one right row with the same key, or -1."""
+    if len(right) == 0:
+        return np.full(len(left), -1, np.int64)
+    order = np.argsort(right, kind="stable")
+    sorted_r = right[order]
+    pos = np.searchsorted(sorted_r, left, "left")
+    pos_c = np.minimum(pos, len(right) - 1)
+    ok = (pos < len(right)) & (sorted_r[pos_c] == left)
+    return np.where(ok, order[pos_c], -1).astype(np.int64)
+
+
+def pid_corr_key(pid: np.ndarray, corr: np.ndarray) -> np.ndarray:
+    """One int64 key per (pid, correlation id): pids are 24-bit, correlation ids 32-bit."""
+    return (pid.astype(np.int64) << 32) | (corr.astype(np.int64) & 0xFFFFFFFF)

@@ -1,0 +1,81 @@
+"""GPU idle gaps coloured by cause on the timeline (the step budget's idle parts).
+
+A toggle (`b` on the timeline): the empty cells of the budget device's GPU lanes take the
+colour and glyph of the cause of the idle time under them (data wait, host sync, CPU-bound
+issue, other), so the bar in the fixes panel can be found on the timeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from rich.style import Style
+
+from tuiperf.analysis.budget_text import GLYPH, STYLE
+from tuiperf.analysis.intervals import Union
+from tuiperf.analysis.step_budget import IDLE_PARTS, SHORT, Budget
+from tuiperf.model.lanes import Lane
+from tuiperf.tui.widgets.lane_render import EMPTY
+
+#: style ids of the causes (lane_render's own ids are below 10)
+FIRST_SID = 10
+#: glyphs that carry the cause without colour: the step budget bar's, none of them a busy
+#: glyph of the timeline (█ ▓ ░, # = .)
+ASCII_GAP = {"data": "d", "sync": "s", "cpu_bound": "c", "other": "_"}
+GPU_TABLES = ("kernels", "memcpy", "memset")
+
+
+class GapColours:
+    """Per-column idle causes of one device, drawn on that device's GPU lanes."""
+
+    def __init__(self, budget: Budget, ascii_only: bool = False) -> None:
+        d = budget.main
+        self.device = d.device
+        self.unions = [Union.of(*d.idle_causes[p]) for p in IDLE_PARTS if p in d.idle_causes]
+        self.parts = [p for p in IDLE_PARTS if p in d.idle_causes]
+        glyphs = ASCII_GAP if ascii_only else GLYPH
+        self.glyphs = [glyphs[p] for p in self.parts]
+        self.styles = {FIRST_SID + i: Style(color=STYLE[p]) for i, p in enumerate(self.parts)}
+
+    def applies(self, lane: Lane) -> bool:
+        return lane.table in GPU_TABLES and lane.place.get("device") == self.device
+
+    def paint(self, edges: np.ndarray, chars: list[str], sids: np.ndarray) -> None:
+        """Empty cells take the cause that holds most of their time."""
+        if not self.unions:
+            return
+        a, b = edges[:-1], edges[1:]
+        time = np.stack([u.busy(a, b) for u in self.unions])
+        cause = np.argmax(time, axis=0)
+        cols = np.flatnonzero((sids == EMPTY) & (time.max(axis=0) > 0))
+        for c in cols.tolist():
+            k = int(cause[c])
+            chars[c] = self.glyphs[k]
+            sids[c] = FIRST_SID + k
+
+    def legend(self) -> str:
+        return ", ".join(f"{g} {SHORT[p]}" for p, g in zip(self.parts, self.glyphs, strict=True))
+
+
+def toggle(timeline: Any) -> None:
+    """Colour the timeline's idle gaps by cause, or stop; says why when it cannot."""
+    if timeline.gap_colours is not None:
+        timeline.gap_colours = None
+        timeline.changed(viewport=False)
+        return
+    from tuiperf.tui.widgets.advice import AdvicePanel
+
+    found = timeline.app.query(AdvicePanel)
+    panel = found.first() if found else None
+    result = panel.state.result if panel is not None else None
+    if panel is None or not panel.ready:
+        timeline.notify("The analysis is still running; try again in a moment.", timeout=3)
+        return
+    budget = result.budget if result is not None else None
+    if budget is None:
+        timeline.notify("No training steps found: no step budget to colour gaps by.", timeout=3)
+        return
+    timeline.gap_colours = GapColours(budget, timeline.g.ascii)
+    timeline.changed(viewport=False)
+    timeline.notify(f"GPU idle gaps by cause: {timeline.gap_colours.legend()}", timeout=4)
