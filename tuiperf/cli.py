@@ -14,6 +14,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from tuiperf import __version__
@@ -78,12 +79,10 @@ def _split_default(argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # tuiperf does no linear algebra: spare the 2% of a conversion that OpenBLAS's idle
-    # worker threads spin away (read when numpy is first imported, later than this)
+    # Process-wide settings live here, at the entry point, never in library code; a
+    # user's own value wins. tuiperf does no linear algebra: no OpenBLAS worker threads
+    # spinning idle (read when numpy is first imported, after this)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    # and 4 KiB pages for its big arrays: asking for huge pages can stall the first
-    # fault in each on memory compaction (see load/malloc_tuning; read at import too)
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     args_list = list(sys.argv[1:] if argv is None else argv)
     args_list = _split_default(args_list)
     debug = "--debug" in args_list
@@ -103,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args))
     except TuiperfError as e:
         if debug:
-            raise
+            traceback.print_exc()
         print(f"tuiperf: error: {e}", file=sys.stderr)
         return int(e.code)
     except Terminated:
@@ -118,16 +117,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         print("tuiperf: error: out of memory", file=sys.stderr)
         return int(ExitCode.FAILURE)
-    except Exception as e:  # never a traceback for users; --debug shows it
+    except Exception as e:  # a bug in tuiperf, not a bad report: never a traceback unasked
         if debug:
-            raise
-        what = (str(e).strip().splitlines() or [""])[0][:300]
-        print(
-            f"tuiperf: error: internal error ({type(e).__name__}: {what}); "
-            "rerun with --debug and report it",
-            file=sys.stderr,
-        )
-        return int(ExitCode.FAILURE)
+            traceback.print_exc()
+        print(internal_error_line(e), file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+
+
+def internal_error_line(e: BaseException) -> str:
+    """The one line an unexpected exception (a bug) prints."""
+    what = (str(e).strip().splitlines() or [""])[0][:300]
+    return (
+        f"tuiperf: internal error ({type(e).__name__}: {what}) — please report; "
+        "rerun with --debug for the traceback"
+    )
 
 
 class Terminated(KeyboardInterrupt):
@@ -156,3 +159,7 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except OSError:
         pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

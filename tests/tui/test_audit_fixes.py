@@ -88,7 +88,7 @@ async def test_no_color_opens_the_viewer(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not app.return_code
 
 
-def test_a_crash_in_the_app_exits_1_with_one_line(
+def test_a_crash_in_the_app_exits_70_with_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from tuiperf import cli
@@ -103,8 +103,8 @@ def test_a_crash_in_the_app_exits_1_with_one_line(
     monkeypatch.setattr(Timeline, "render_line", boom)
     rc = cli.main([str(SAMPLE), "--cache-dir", str(tmp_path / "cache")])
     err = capsys.readouterr().err
-    assert rc == 1
-    assert err.startswith("tuiperf: error: internal error (RuntimeError: boom in render_line)")
+    assert rc == 70  # a bug, not a bad report (EX_SOFTWARE)
+    assert err.startswith("tuiperf: internal error (RuntimeError: boom in render_line)")
     assert err.count("\n") == 1, err
 
 

@@ -111,6 +111,37 @@ def _not_nsys(dst: Path) -> Path:
     return dst
 
 
+def _kernel_value(src: Path, dst: Path, value: object) -> Path:
+    """One kernel row whose deviceId SQLite (dynamically typed) holds as `value`."""
+    dst.write_bytes(src.read_bytes())
+    dst.chmod(0o644)
+    db = sqlite3.connect(dst)
+    db.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = ? WHERE rowid = 7", (value,))
+    db.commit()
+    db.close()
+    return dst
+
+
+def _arrowdir_bad_text(src: Path, dst: Path) -> Path:
+    """An arrowdir export whose StringIds are not UTF-8 (Arrow's IPC reader does not check
+    text)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    shutil.copytree(src, dst)
+    path = dst / "StringIds.arrow"
+    path.chmod(0o644)
+    t = ipc.open_stream(path.read_bytes()).read_all()
+    raw = [None if v is None else b"\xff" + v.encode() for v in t["value"].to_pylist()]
+    bad = pa.array(raw, pa.binary()).view(pa.string())  # a view is not checked either
+    t = t.set_column(t.schema.get_field_index("value"), "value", bad)
+    with pa.OSFile(str(path), "wb") as f, ipc.new_stream(f, t.schema) as w:
+        w.write_table(t)
+    return dst
+
+
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
@@ -134,6 +165,12 @@ CASES = {
     "B-tree page pointing at itself": lambda d, s: _damaged_btree(s, d / "l.sqlite", "loop"),
     "garbage records on a leaf": lambda d, s: _damaged_btree(s, d / "g.sqlite", "records"),
     "sqlite that is not nsys": lambda d, s: _not_nsys(d / "other.sqlite"),
+    "text where a number belongs": lambda d, s: _kernel_value(s, d / "txt.sqlite", "GPU 0"),
+    "a blob where a number belongs": lambda d, s: _kernel_value(s, d / "b.sqlite", b"\x00\x01"),
+    "a number beyond its column's type": lambda d, s: _kernel_value(s, d / "n.sqlite", 1 << 40),
+    "arrowdir with text that is not UTF-8": lambda d, s: _arrowdir_bad_text(
+        s.parent / "cnn_osrt_arrowdir", d / "ad"
+    ),
     "directory without export": lambda d, s: _mkdir(d / "emptydir"),
     "unknown text": lambda d, s: _write(d / "notes.txt", b"hello\n"),
     "json that is not a trace": lambda d, s: _write(d / "x.json", b'{"a": 1}'),

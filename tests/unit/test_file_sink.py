@@ -1,5 +1,5 @@
-"""Cache files: holes where a buffer is all zeros, direct I/O with a buffered fallback; the
-bytes read back the same."""
+"""Cache files: holes where a buffer is all zeros, direct I/O only when asked for and with
+a buffered fallback; the bytes read back the same."""
 
 from __future__ import annotations
 
@@ -109,7 +109,32 @@ def test_no_direct_io_on_network_file_systems(
 ) -> None:
     import tuiperf.load.file_sink as file_sink
 
+    monkeypatch.setenv("TUIPERF_DIRECT_IO", "1")
     monkeypatch.setattr(file_sink, "_fs_type", lambda folder: fstype)
     assert not file_sink._direct_io_ok(tmp_path / "x")
     monkeypatch.setattr(file_sink, "_fs_type", lambda folder: "ext4")
     assert file_sink._direct_io_ok(tmp_path / "x") == hasattr(os, "O_DIRECT")
+
+
+@pytest.mark.parametrize("setting", [None, "", "0", "1"])
+def test_direct_io_only_when_asked_for(
+    setting: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    import tuiperf.load.file_sink as file_sink
+
+    if setting is None:
+        monkeypatch.delenv("TUIPERF_DIRECT_IO", raising=False)
+    else:
+        monkeypatch.setenv("TUIPERF_DIRECT_IO", setting)
+    monkeypatch.setattr(file_sink, "_fs_type", lambda folder: "ext4")
+    sink = FileSink(tmp_path / "raw")
+    try:
+        flags = fcntl.fcntl(sink._fd, fcntl.F_GETFL)
+    finally:
+        sink.close()
+    direct = bool(flags & getattr(os, "O_DIRECT", 0))
+    assert direct == sink._direct
+    if setting != "1":
+        assert not direct  # buffered unless asked for

@@ -115,6 +115,18 @@ def test_bad_events_are_skipped_and_counted(tmp_path: Path) -> None:
     assert any("skipped" in d for d in meta.diagnostics)
 
 
+def test_junk_of_the_wrong_shape_is_not_an_id_nor_a_category(tmp_path: Path) -> None:
+    """An id beyond int64 reads as no id, a list as no category: the rest still loads."""
+    ev = [launch(1.0), kernel(2.0)]
+    ev[0]["args"]["External id"] = 10**30
+    ev[1]["args"]["correlation"] = -(10**30)
+    odd = {"ph": "X", "cat": ["kernel"], "name": "k", "pid": 0, "tid": 7, "ts": 3.0, "dur": 1.0}
+    tables, _ = load_kineto(write(tmp_path / "j.json", {"traceEvents": [*ev, odd]}), None)
+    assert tables["api"]["external_id"].to_pylist() == [None]
+    assert tables["kernels"]["correlation_id"].to_pylist() == [None]
+    assert tables["kernels"].num_rows == 1  # the list-category event is none of the kinds
+
+
 def test_bare_event_array_and_string_pids(tmp_path: Path) -> None:
     ev = [launch(1.0), kernel(2.0)]
     ev[0]["pid"], ev[0]["tid"] = "10", "11"

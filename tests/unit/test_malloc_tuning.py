@@ -1,4 +1,6 @@
-"""tune_malloc: what a conversion process runs with from then on."""
+"""No process-wide tuning from library code: opening a report as a library changes neither
+glibc's malloc, numpy's huge-page setting nor the environment (there used to be such
+tuning here; its measurements are in bench/notes.md and bench/ab_simplify.md)."""
 
 from __future__ import annotations
 
@@ -8,46 +10,28 @@ import sys
 
 import pytest
 
-_PROBE = """
-import numpy as np
-core = getattr(np, "_core", None) or np.core
-core.multiarray._set_madvise_hugepage(True)  # numpy's own default on Linux
-from tuiperf.load.malloc_tuning import tune_malloc
-tune_malloc()
-print(core.multiarray._set_madvise_hugepage(False))  # returns the setting it replaces
-"""
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
-def test_numpy_stops_asking_for_huge_pages() -> None:
-    # numpy madvises every array of 4 MiB or more for huge pages; with THP defrag on
-    # `madvise` the first fault then compacts memory synchronously (seconds, measured)
-    env = {**os.environ, "NUMPY_MADVISE_HUGEPAGE": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "False"
-
-
-_CLI_PROBE = """
+_LIBRARY_PROBE = """
+import os
 import sys
-from tuiperf.cli import main
-main(["info", sys.argv[1]])  # a missing report: an error line, nothing converted
+from pathlib import Path
 import numpy as np
-core = getattr(np, "_core", None) or np.core
-print(core.multiarray._set_madvise_hugepage(False))
+from tuiperf.load.open import OpenOptions, open_trace
+toggle = (getattr(np, "_core", None) or np.core).multiarray._set_madvise_hugepage
+before = toggle(True)  # returns the setting it replaces
+toggle(before)
+env = dict(os.environ)
+open_trace(Path(sys.argv[1]), OpenOptions(use_cache=False))
+print(toggle(before) == before, dict(os.environ) == env)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
-def test_every_command_runs_numpy_without_huge_pages(tmp_path) -> None:
-    # the summary of a cached report imports numpy long after any reader is made
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+def test_the_library_leaves_the_process_alone(nsys_dir) -> None:
     out = subprocess.run(
-        [sys.executable, "-c", _CLI_PROBE, str(tmp_path / "missing.sqlite")],
-        env=env,
+        [sys.executable, "-c", _LIBRARY_PROBE, str(nsys_dir / "vit_range.sqlite")],
+        env=dict(os.environ),
         capture_output=True,
         text=True,
         check=True,
     )
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "True True"

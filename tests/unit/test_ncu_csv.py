@@ -219,6 +219,24 @@ def test_reordered_columns_give_the_same_tables(ncu_dir: Path, tmp_path: Path) -
         assert a[n].equals(b[n]), n
 
 
+def test_numbers_beyond_int64_are_no_values(ncu_dir: Path, tmp_path: Path) -> None:
+    """Registers and a grid size of 30 digits (a damaged or edited export) read as none."""
+    src = page(ncu_dir, "lstm_basic", "raw")
+    with open(src, newline="") as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    first = rows[2]
+    first[header.index("launch__registers_per_thread")] = "9" * 30
+    first[header.index("Grid Size")] = f"({'9' * 30}, 1, 1)"
+    dst = tmp_path / "big.csv"
+    with open(dst, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
+    got, want = load_ncu_csv(dst)[0]["kernels"], load_ncu_csv(src)[0]["kernels"]
+    assert got["registers"][0].as_py() is None and got["grid_x"][0].as_py() is None
+    assert got["registers"][1:].equals(want["registers"][1:])
+    assert got.num_rows == want.num_rows
+
+
 def test_preamble_lines_are_skipped(ncu_dir: Path, tmp_path: Path) -> None:
     src = page(ncu_dir, "lstm_basic", "raw")
     dst = _write(

@@ -188,3 +188,26 @@ def test_normalized_api_names_equal_the_csv_names(
         k = km.kernel(kid)
         assert normalize(k.demangled or "") == normalize(names[kid])
         assert short_name(names[kid]) == k.name
+
+
+def test_text_that_is_not_utf8_reads_as_replacement_characters(
+    ncu_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ncu_report hands the bytes of a damaged report that are not UTF-8 over as lone
+    surrogates (seen by flipping bytes of lstm_basic.ncu-rep); they are names, not a crash."""
+    from tuiperf.load import ncu_rep
+
+    real_kernel, real_rules = ncu_rep._kernel_row, ncu_rep._rule_rows
+
+    def kernel_row(kid: int, a: object) -> dict[str, object]:
+        return {**real_kernel(kid, a), "name": "k\udcff"}
+
+    def rule_rows(kid: int, a: object, secs: list[object]) -> list[dict[str, object]]:
+        rows = list(real_rules(kid, a, secs))  # type: ignore[arg-type]
+        return [{**r, "focus": [{"info": "x\udcd3"}]} for r in rows]
+
+    monkeypatch.setattr(ncu_rep, "_kernel_row", kernel_row)
+    monkeypatch.setattr(ncu_rep, "_rule_rows", rule_rows)
+    km = open_ncu(rep(ncu_dir, "lstm_basic"), OpenOptions(use_cache=False))
+    assert set(km.kernels["name"].to_pylist()) == {"k\ufffd"}
+    assert "x\ufffd" in str(km.tables["rules"]["focus"].to_pylist()[:1])

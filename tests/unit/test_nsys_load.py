@@ -106,32 +106,6 @@ def test_missing_tables_are_absent_not_errors(nsys_dir: Path, tmp_path: Path) ->
     assert csv_rows(stats.compute(tr, "cuda_gpu_trace"))[1][0][16] == "GPU (0)"
 
 
-def test_connectorx_and_stdlib_paths_agree(nsys_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TUIPERF_NO_PAGE_READER", "1")  # the SQLite readers, both big and small
-    fast = load(nsys_dir / "lstm.sqlite")
-    monkeypatch.setenv("TUIPERF_NO_CONNECTORX", "1")
-    slow = load(nsys_dir / "lstm.sqlite")
-    for name in ("kernels", "api", "memset", "sync"):
-        assert fast.table(name).equals(slow.table(name)), name
-
-
-def test_connectorx_halves_come_back_in_file_order(nsys_dir: Path) -> None:
-    """The fast reader really runs (no silent fallback) and keeps rowid order."""
-    from tuiperf.load.nsys_source import SqliteSource
-
-    src = SqliteSource(nsys_dir / "lstm.sqlite")
-    try:
-        table = "CUPTI_ACTIVITY_KIND_KERNEL"
-        lo, hi = src._rowids(table)
-        cols = ["start", "correlationId", "demangledName"]
-        fast = src._read_connectorx(table, cols, lo, hi + 1)
-        assert fast is not None and fast.num_rows == hi - lo + 1 > 10_000
-        slow = src._read_stdlib(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid", cols)
-        assert fast.equals(slow)
-    finally:
-        src.close()
-
-
 @pytest.mark.parametrize("api_order", ["start order", "two processes interleaved"])
 def test_launch_index_joins_like_a_plain_lookup(api_order: str) -> None:
     """Each GPU row gets the tid of the first API row with its (pid, correlationId)."""

@@ -48,9 +48,8 @@ MID = 1700
 
 @pytest.fixture(autouse=True)
 def _default_readers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both fast paths on, whatever the environment says."""
+    """The page reader on, whatever the environment says."""
     monkeypatch.delenv("TUIPERF_NO_PAGE_READER", raising=False)
-    monkeypatch.delenv("TUIPERF_NO_CONNECTORX", raising=False)
 
 
 @dataclass
@@ -880,19 +879,12 @@ def test_unsupported_content_is_read_by_sqlite(
             assert (first > 500) == odd.from_pages, sqlite_ranges.calls
 
 
-@pytest.mark.parametrize("reader", ["connectorx", "stdlib"])
 @pytest.mark.parametrize(
     "where", [(0,), (MID,), (N - 1,), (0, 499, 500, 501, 2222, N - 1)], ids=str
 )
 def test_overflow_rows_anywhere(
-    where: tuple[int, ...],
-    reader: str,
-    tmp_path: Path,
-    sqlite_ranges: RangeReads,
-    monkeypatch: pytest.MonkeyPatch,
+    where: tuple[int, ...], tmp_path: Path, sqlite_ranges: RangeReads
 ) -> None:
-    if reader == "stdlib":
-        monkeypatch.setenv("TUIPERF_NO_CONNECTORX", "1")
     rows = [(i, "é" * 3000 if i in where else f"s{i}", i * 0.5) for i in range(N)]
     path = _create(
         tmp_path / "o.sqlite",
@@ -1004,7 +996,7 @@ def test_input_file_is_never_modified(journal: str, tmp_path: Path) -> None:
             "CREATE TABLE t (a INTEGER, c TEXT)",
             [(i, f"c{i}") for i in range(N)],
             after=[
-                "CREATE TABLE b (a INTEGER, x BLOB)",  # read by SQLite (connectorx)
+                "CREATE TABLE b (a INTEGER, x BLOB)",  # read by SQLite
                 "INSERT INTO b SELECT a, CAST(c AS BLOB) FROM t",
             ],
         )

@@ -12,16 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.load.column_pool import ColumnPool
 from tuiperf.load.dictcols import compact_dictionary
-
-_ALIGN = 64  # Arrow's buffer alignment
 
 
 class Assembler:
     """Append canonical batches (dictionary columns encoded against one shared dictionary)."""
 
-    def __init__(self, schema: pa.Schema, capacity: int, pool: ColumnPool | None = None) -> None:
+    def __init__(self, schema: pa.Schema, capacity: int) -> None:
         self.schema = schema
         self.capacity = max(capacity, 0)
         self.n = 0
@@ -30,17 +27,11 @@ class Assembler:
         self.dictionaries: dict[str, pa.Array] = {}
         self.in_order = True
         self._last_start: int | None = None
-        dtypes = {f.name: _dtype(f) for f in schema}
-        # zeros, not empty: a big calloc is untouched memory until written, and a column
-        # that stays null (return values, green contexts...) is never written at all.
-        # From a pool, all columns are views of one block the previous table may have used
-        sizes = {n: _aligned(self.capacity * d.itemsize) for n, d in dtypes.items()}
-        block = (pool or ColumnPool()).take(sum(sizes.values()))
-        at = 0
-        for name, dtype in dtypes.items():
-            self.data[name] = block[at : at + self.capacity * dtype.itemsize].view(dtype)
-            self.valid[name] = None
-            at += sizes[name]
+        for f in schema:
+            # zeros, not empty: a big calloc is untouched memory until written, and a column
+            # that stays null (return values, green contexts...) is never written at all
+            self.data[f.name] = np.zeros(self.capacity, dtype=_dtype(f))
+            self.valid[f.name] = None
 
     def _grow(self, need: int) -> None:
         cap = max(need, int(self.capacity * 1.5) + 1024)
@@ -130,7 +121,3 @@ class Assembler:
 
 def _dtype(f: pa.Field) -> np.dtype:
     return np.dtype(np.int32 if pa.types.is_dictionary(f.type) else f.type.to_pandas_dtype())
-
-
-def _aligned(nbytes: int) -> int:
-    return -(-nbytes // _ALIGN) * _ALIGN

@@ -1,16 +1,16 @@
-"""The file sink cache files are written through: zeros become holes, and on local Linux
-file systems the bytes bypass the page cache.
+"""The file sink cache files are written through: zeros become holes, and direct I/O
+when asked for.
 
 - Holes. A column that is null in every row (return values, green contexts, external
-  ids: 64 of the 326 MB of a 1M-kernel entry) is a buffer of zeros. Skipped with a seek,
-  it reads back as zeros (memory-mapped too) and takes no disk.
-- Direct I/O. A conversion writes its whole result once and reads back a few columns;
-  through the page cache every byte written also takes a fresh page of memory. On the
-  2-core VM the benchmarks run on, buffered writes of 256 MB took 0.4-2.1 s of system
-  time, O_DIRECT writes of the same 0.17-0.29 s, and a 5M-kernel conversion went from
-  23.6 to 15.4 s. Data goes through one aligned staging buffer, reused; network file
-  systems (where O_DIRECT makes every write synchronous), file systems that refuse it,
-  and TUIPERF_NO_DIRECT_IO=1 get ordinary buffered writes.
+  ids) is a buffer of zeros. Skipped with a seek, it reads back as zeros (memory-mapped
+  too) and takes no disk.
+- Direct I/O, opt-in (TUIPERF_DIRECT_IO=1). A conversion writes its whole result once
+  and reads back a few columns; through the page cache every byte written also takes a
+  page of memory, which on some VMs costs more than the write (bench/notes.md). With
+  the variable set, on a local Linux file system, the bytes bypass the page cache
+  (O_DIRECT); network file systems (where every direct write is a round trip) and file
+  systems that refuse the flag get ordinary buffered writes. Either way data goes
+  through one staging buffer, reused.
 """
 
 from __future__ import annotations
@@ -146,8 +146,9 @@ def _give_back(stage: mmap.mmap) -> None:
 
 
 def _direct_io_ok(path: Path) -> bool:
-    """O_DIRECT exists here and the folder of `path` is not on a network file system."""
-    if not hasattr(os, "O_DIRECT") or os.environ.get("TUIPERF_NO_DIRECT_IO"):
+    """Direct I/O was asked for (TUIPERF_DIRECT_IO=1), O_DIRECT exists here and the folder
+    of `path` is not on a network file system."""
+    if not hasattr(os, "O_DIRECT") or os.environ.get("TUIPERF_DIRECT_IO", "") in ("", "0"):
         return False
     fstype = _fs_type(path.parent)
     return fstype is not None and fstype not in _NETWORK_FS and not fstype.startswith("fuse")

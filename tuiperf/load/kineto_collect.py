@@ -26,9 +26,10 @@ EXTERNAL_ID = "External id"
 
 
 def as_int(v: Any) -> int:
-    """An integer field, or NULL (bools, floats with fractions and junk are not ids)."""
+    """An integer field, or NULL (bools, floats with fractions and junk, such as an integer
+    beyond int64, are not ids)."""
     if type(v) is int:
-        return v
+        return v if NULL < v < -NULL else NULL
     if type(v) is str and v.isdigit() and len(v) < 19:
         return int(v)
     if type(v) is float and v.is_integer() and abs(v) < 2**62:
@@ -121,6 +122,8 @@ class Collector:
     def _complete(self, ev: dict[str, Any], ts: float) -> None:
         out = self.out
         cat = ev.get("cat")
+        if type(cat) is not str:
+            cat = None  # junk (a list, a number) is no category, like a missing one
         dur = ev.get("dur")
         if (type(dur) is not float and type(dur) is not int) or not 0 <= dur < _FAR:
             out.skipped["X event without a valid dur"] += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -233,9 +234,20 @@ def _cell(row: list[str], idx: dict[str, int], name: str) -> str:
 
 def _kernel_id(path: Path, cell: str) -> int:
     try:
-        return int(cell.replace(",", ""))
-    except ValueError as e:
-        raise BadReportError(f"{path}: bad kernel ID {cell[:40]!r} in the ncu CSV") from e
+        kid = _int64(int(cell.replace(",", "")))
+    except ValueError:
+        kid = None
+    if kid is None:
+        raise BadReportError(f"{path}: bad kernel ID {cell[:40]!r} in the ncu CSV")
+    return kid
+
+
+def _int64(n: float | None) -> int | None:
+    """`n` as an integer column holds it: None where it is none, not finite, or beyond int64."""
+    if n is None or not math.isfinite(n):
+        return None
+    i = int(n)
+    return i if -(2**63) <= i < 2**63 else None
 
 
 # --- building the tables -------------------------------------------------------------------
@@ -282,12 +294,12 @@ def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 def _dims(cell: str) -> list[int | None]:
     nums = re.findall(r"\d+", cell or "")
-    return [int(n) for n in nums[:3]] if len(nums) >= 3 else [None, None, None]
+    return [_int64(int(n)) for n in nums[:3]] if len(nums) >= 3 else [None, None, None]
 
 
 def _int_or_none(cell: str) -> int | None:
     cell = (cell or "").replace(",", "").strip()
-    return int(cell) if re.fullmatch(r"-?\d+", cell) else None
+    return _int64(int(cell)) if re.fullmatch(r"-?\d+", cell) else None
 
 
 def _kernel_row(kid: int, row: list[str], idx: dict[str, int]) -> dict[str, Any]:
@@ -325,7 +337,7 @@ def parse_nvtx_push_pop(cell: str) -> tuple[int | None, list[dict[str, str]]]:
     if not cell:
         return None, []
     head = cell.split(None, 1)[0]
-    tid = int(head) if head.isdigit() else None
+    tid = _int64(int(head)) if head.isdigit() else None
     out = []
     for q in _QUOTED.findall(cell):
         fields = q.replace('""', '"').split(":")
@@ -353,7 +365,7 @@ def _derive(kernel: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
                 m["metric"] == metric
                 or (m["metric"] is None and m["section_id"] == sid and m["label"] == label)
             ):
-                kernel[fld] = m["value"] if fld == "duration_ns" else int(m["value"])
+                kernel[fld] = m["value"] if fld == "duration_ns" else _int64(m["value"])
                 break
     for m in metrics:
         if m["metric"] == "device__attribute_display_name" and m["text"]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tuiperf.errors import BadReportError, TuiperfError, UsageError
+from tuiperf.errors import BadReportError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache import Cache, CacheKey
 from tuiperf.load.progress import Progress
@@ -34,6 +34,8 @@ def ncu_kind(path: Path) -> str:
 
 
 def _build(path: Path, kind: str, opts: Any) -> Built:
+    """The tables of an ncu input. Malformed content is reported where it is parsed
+    (BadReportError); any other exception is a bug in tuiperf (see cli.main)."""
     progress = getattr(opts, "progress", None)
     try:
         if kind == det.NCU_REP:
@@ -43,21 +45,6 @@ def _build(path: Path, kind: str, opts: Any) -> Built:
         from tuiperf.load.ncu_csv import load_ncu_csv
 
         return load_ncu_csv(path)
-    except TuiperfError:
-        raise
-    except (
-        pa.ArrowException,
-        ValueError,
-        KeyError,
-        IndexError,
-        TypeError,
-        RuntimeError,
-        OverflowError,
-        UnicodeDecodeError,
-    ) as e:
-        text = str(e).strip().splitlines()
-        why = text[0][:200] if text else type(e).__name__
-        raise BadReportError(f"{path}: damaged or unsupported Nsight Compute input ({why})") from e
     except OSError as e:
         raise BadReportError(f"{path}: cannot read ({e.strerror or e})") from e
 

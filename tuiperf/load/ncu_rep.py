@@ -165,7 +165,26 @@ def _append(cols: dict[str, list[Any]], row: dict[str, Any]) -> None:
         col = cols.get(k)
         if col is None:  # a column first seen now: null in the rows before
             col = cols[k] = [None] * n
-        col.append(v)
+        col.append(_valid_utf8(v))
+
+
+def _valid_utf8(v: Any) -> Any:
+    """Strings from ncu_report (also inside lists and dicts) as valid UTF-8: bytes of a
+    damaged report that are not UTF-8 come through as lone surrogates, and become U+FFFD
+    here (as names from a SQLite export do)."""
+    if type(v) is str:
+        if v.isascii():
+            return v
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return v.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return v
+    if type(v) is list:
+        return [_valid_utf8(x) for x in v]
+    if type(v) is dict:
+        return {k: _valid_utf8(x) for k, x in v.items()}
+    return v
 
 
 def _sections(a: NcuAction) -> list[NcuSection]:

@@ -1,9 +1,9 @@
 """Raw table access to an Nsight Systems export: SQLite file or parquet/arrow directory.
 
 A source knows which tables exist and reads some of their columns into Arrow.
-It never writes to the export. SQLite tables of `_CONNECTORX_MIN_ROWS` rows or more are
+It never writes to the export. SQLite tables of `_PAGE_READER_MIN_ROWS` rows or more are
 decoded from the file's pages (sqlite_pages); the rest, and whatever that reader skips,
-go through SQLite: connectorx, else Python's sqlite3.
+go through SQLite (Python's sqlite3).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import contextlib
 import os
 import re
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -24,15 +23,16 @@ import pyarrow.ipc as ipc
 
 from tuiperf.errors import BadReportError
 from tuiperf.load import sqlite_pages
-from tuiperf.load.malloc_tuning import tune_malloc
 
-#: below this many rows the stdlib reader is as fast (connectorx costs ~4 ms a call);
-#: above it connectorx is 3-5x faster (48k memcpy rows: 0.27 -> 0.06 s), and the page
-#: reader faster again
-_CONNECTORX_MIN_ROWS = 2_000
+#: tables with fewer rows are read through sqlite3 alone: there the page reader's setup
+#: (schema lookup, B-tree walk) costs as much as it saves (see bench/notes.md)
+_PAGE_READER_MIN_ROWS = 2_000
 
 #: batches of a whole-table `read` (bounds the page reader's temporaries)
 _READ_BATCH_ROWS = 1 << 16
+
+#: the Arrow type of each SQLite column affinity the page reader decodes
+_AFFINITY = {"int": pa.int64(), "float": pa.float64(), "text": pa.string()}
 
 _VERSIONED = re.compile(r"^(?P<base>.+?)(?:_V(?P<ver>\d+))?$")
 
@@ -76,7 +76,6 @@ class SqliteSource:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        tune_malloc()  # before the reader threads start (see malloc_tuning)
         try:
             self._db = sqlite3.connect(_ro_uri(path), uri=True, check_same_thread=False)
             # names are data from anyone: a byte that is not UTF-8 becomes U+FFFD, it does
@@ -85,7 +84,7 @@ class SqliteSource:
             rows = self._db.execute(
                 "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view')"
             ).fetchall()
-        except sqlite3.Error as e:
+        except (sqlite3.Error, UnicodeDecodeError) as e:  # names in the schema are not UTF-8
             raise BadReportError(f"{path}: not a readable SQLite database ({e})") from e
         self._tables = {name for name, _ in rows}
         # tables keyed by their primary key, not a rowid: read whole, in key order
@@ -94,9 +93,7 @@ class SqliteSource:
         self._size = _file_size(path)
         self._columns: dict[str, list[str]] = {}
         self._bounds: dict[str, tuple[int, int]] = {}
-        self._link: Path | None = None
-        self._linkdir: tempfile.TemporaryDirectory[str] | None = None
-        self._lock = threading.Lock()
+        self._declared: dict[str, dict[str, pa.DataType]] = {}
         self._db_lock = threading.RLock()  # one sqlite3 connection, shared by reader threads
 
     def tables(self) -> set[str]:
@@ -114,7 +111,7 @@ class SqliteSource:
         if table in self._keyed:
             return self._read_keyed(table, columns)
         lo, hi = self._rowids(table)
-        if hi - lo < _CONNECTORX_MIN_ROWS:
+        if hi - lo < _PAGE_READER_MIN_ROWS:
             return self._read_range(table, columns, lo, hi + 1)
         parts = list(self.read_batches(table, columns, _READ_BATCH_ROWS))
         try:
@@ -136,7 +133,7 @@ class SqliteSource:
             return
         lo, hi = self._rowids(table)
         start, done = lo, 0  # the next rowid to read, and the rows returned so far
-        if hi - lo >= _CONNECTORX_MIN_ROWS:
+        if hi - lo >= _PAGE_READER_MIN_ROWS:
             for item in self._page_batches(table, columns, rows):
                 if isinstance(item, _Damage):  # SQLite scans the rest, meeting the damage
                     yield from self._scan_after(table, columns, done, rows)
@@ -191,21 +188,24 @@ class SqliteSource:
             db.text_factory = _lenient_text
             try:
                 cur = db.execute(sql, (skip,))
+                types = self._types(table)
                 while batch := cur.fetchmany(rows):
-                    yield _table_of(batch, columns)
+                    yield _table_of(batch, columns, types)
             finally:
                 db.close()
 
     def _read_keyed(self, table: str, columns: list[str]) -> pa.Table:
         with self._reading(table):
-            return self._read_stdlib(f'SELECT {_names(columns)} FROM "{table}"', columns)
+            sql = f'SELECT {_names(columns)} FROM "{table}"'
+            return self._read_stdlib(table, sql, columns)
 
     @contextlib.contextmanager
     def _reading(self, table: str) -> Iterator[None]:
-        """SQLite's errors on `table` as the one-line report error."""
+        """SQLite's errors on `table` as the one-line report error (column names that are
+        not UTF-8 too: sqlite3 decodes them strictly)."""
         try:
             yield
-        except sqlite3.Error as e:
+        except (sqlite3.Error, UnicodeDecodeError) as e:
             raise BadReportError(f"{self.path}: cannot read table {table} ({e})") from e
 
     def _page_batches(
@@ -219,8 +219,8 @@ class SqliteSource:
             with self._db_lock:
                 layout, cols = sqlite_pages.layout_of(self._db, table, columns)
             pf = sqlite_pages.PageFile(self.path)
-        except (sqlite_pages.Unsupported, sqlite3.Error, OSError):
-            return
+        except (sqlite_pages.Unsupported, sqlite3.Error, UnicodeDecodeError, OSError):
+            return  # SQLite reads the table, and reports what is wrong with it
         try:
             batches = sqlite_pages.batches(pf, layout, cols, rows)
             while True:
@@ -245,11 +245,7 @@ class SqliteSource:
 
     def _read_range(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table:
         with self._reading(table):
-            if hi - lo > _CONNECTORX_MIN_ROWS:
-                fast = self._read_connectorx(table, columns, lo, hi)
-                if fast is not None:
-                    return fast
-            return self._read_stdlib(_range_sql(table, columns, lo, hi), columns)
+            return self._read_stdlib(table, _range_sql(table, columns, lo, hi), columns)
 
     def _rowids(self, table: str) -> tuple[int, int]:
         # two statements: SQLite answers a lone min() or max() of the rowid from the B-tree
@@ -265,68 +261,27 @@ class SqliteSource:
                 self._bounds[table] = (0, -1) if lo is None else (int(lo), int(hi))
             return self._bounds[table]
 
-    def _read_stdlib(self, sql: str, columns: list[str]) -> pa.Table:
+    def _read_stdlib(self, table: str, sql: str, columns: list[str]) -> pa.Table:
+        types = self._types(table)
         with self._db_lock:
             rows = self._db.execute(sql).fetchall()
-        return _table_of(rows, columns)
+        return _table_of(rows, columns, types)
 
-    def _read_connectorx(self, table: str, columns: list[str], lo: int, hi: int) -> pa.Table | None:
-        """Fast path: connectorx reads SQLite straight into Arrow (7x the stdlib).
-
-        Two halves of the rowid range, one in a helper thread (connectorx releases the
-        GIL; SQLite seeks the B-tree by rowid): 20% faster than connectorx's own
-        partitioning, which needs the rowid as an extra column and returns the
-        partitions' batches interleaved.
-        """
-        if os.environ.get("TUIPERF_NO_CONNECTORX") or self._wal_mode:
-            # connectorx opens the file writable: in WAL mode, closing it checkpoints the
-            # log into the report and deletes the -wal file. Only the immutable stdlib
-            # connection reads such a file
-            return None
-        try:
-            import connectorx as cx
-        except ImportError:
-            return None
-        url = f"sqlite://{self._safe_link()}"
-        mid = lo + (hi - lo) // 2
-        halves: list[pa.Table | BaseException | None] = [None, None]
-
-        def read(i: int, a: int, b: int) -> None:
-            try:
-                halves[i] = cx.read_sql(url, _range_sql(table, columns, a, b), return_type="arrow")
-            except (KeyboardInterrupt, SystemExit):
-                raise  # Ctrl-C during the read stops tuiperf, not just the fast path
-            except BaseException as e:  # RuntimeError, or pyo3's PanicException (not an Exception)
-                halves[i] = e
-
-        helper = threading.Thread(target=read, args=(1, mid, hi), name="tuiperf-sqlite-half")
-        helper.start()
-        read(0, lo, mid)
-        helper.join()
-        if not all(isinstance(h, pa.Table) for h in halves):
-            # e.g. text that is not UTF-8: the stdlib reader decodes leniently, and says
-            # what is wrong when the file itself is damaged
-            return None
-        parts = [_plain(h) for h in halves]
-        return pa.concat_tables(parts, promote_options="permissive")
-
-    def _safe_link(self) -> Path:
-        """connectorx takes a URL and creates missing files: give it a safe, existing name."""
-        with self._lock:
-            if self._link is None:
-                self._linkdir = tempfile.TemporaryDirectory(prefix="tuiperf-")
-                self._link = Path(self._linkdir.name) / "export.sqlite"
-                os.symlink(self.path.resolve(), self._link)
-        if not self.path.exists():
-            raise BadReportError(f"{self.path}: the file disappeared while reading it")
-        return self._link
+    def _types(self, table: str) -> dict[str, pa.DataType]:
+        """Arrow types of `table`'s INTEGER, REAL and TEXT columns (by SQLite's affinity
+        rules): what a column with no values, or only NULLs, is read as, so that it has the
+        type the page reader gives it."""
+        with self._db_lock:
+            if table not in self._declared:
+                with self._reading(table):
+                    info = self._db.execute(f'PRAGMA table_info("{table}")').fetchall()
+                kinds = {r[1]: sqlite_pages.affinity(str(r[2] or "")) for r in info}
+                known = {n: _AFFINITY[k] for n, k in kinds.items() if k in _AFFINITY}
+                self._declared[table] = known
+            return self._declared[table]
 
     def close(self) -> None:
         self._db.close()
-        if self._linkdir is not None:
-            self._linkdir.cleanup()
-            self._linkdir = None
-            self._link = None
 
 
 class _Damage:
@@ -388,10 +343,18 @@ def _plain(table: pa.Table) -> pa.Table:
     return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
 
 
-def _table_of(rows: Sequence[tuple[object, ...]], columns: list[str]) -> pa.Table:
-    """Rows fetched through sqlite3 as columns."""
+def _table_of(
+    rows: Sequence[tuple[object, ...]], columns: list[str], types: dict[str, pa.DataType]
+) -> pa.Table:
+    """Rows fetched through sqlite3 as columns; one without a value gets its declared type."""
     data = list(zip(*rows)) if rows else [()] * len(columns)
-    return pa.Table.from_arrays([_py_array(col) for col in data], names=columns)
+    arrays = []
+    for name, col in zip(columns, data):
+        arr = _py_array(col)
+        if pa.types.is_null(arr.type) and name in types:
+            arr = pa.nulls(len(arr), types[name])
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, names=columns)
 
 
 def _py_array(values: tuple[object, ...]) -> pa.Array:
@@ -406,7 +369,6 @@ class DirSource:
     """A parquetdir or arrowdir export: one `<TABLE>.parquet` / `<TABLE>.arrow` per table."""
 
     def __init__(self, path: Path, suffix: str) -> None:
-        tune_malloc()  # 4 KiB pages for the Assembler's arrays (see malloc_tuning)
         self.path = path
         self.suffix = suffix
         self._files = {p.stem: p for p in path.iterdir() if p.suffix == suffix and p.is_file()}
@@ -433,28 +395,45 @@ class DirSource:
 
     def row_bound(self, table: str) -> int:
         path = self._files[table]
-        if self.suffix == ".parquet":
-            import pyarrow.parquet as pq
+        with _arrow_file(path):
+            if self.suffix == ".parquet":
+                import pyarrow.parquet as pq
 
-            return int(pq.read_metadata(path).num_rows)
-        return int(ipc.open_stream(pa.memory_map(str(path))).read_all().num_rows)
+                return int(pq.read_metadata(path).num_rows)
+            return int(ipc.open_stream(pa.memory_map(str(path))).read_all().num_rows)
 
     def _open(self, table: str, columns: list[str] | None) -> pa.Table:
         path = self._files[table]
-        try:
+        with _arrow_file(path):
             if self.suffix == ".parquet":
                 import pyarrow.parquet as pq
 
                 if columns is None:
-                    return pq.read_schema(path).empty_table()
-                return pq.read_table(path, columns=columns)
-            # no context manager: the returned buffers still point into the map
-            reader = ipc.open_stream(pa.memory_map(str(path)))
-            if columns is None:
-                return reader.schema.empty_table()
-            return reader.read_all().select(columns)
-        except (OSError, pa.ArrowException) as e:
-            raise BadReportError(f"{path}: cannot read ({_one_line(e)})") from e
+                    t = pq.read_schema(path).empty_table()
+                else:
+                    t = pq.read_table(path, columns=columns)
+            else:
+                # no context manager: the returned buffers still point into the map
+                reader = ipc.open_stream(pa.memory_map(str(path)))
+                t = reader.schema.empty_table() if columns is None else reader.read_all()
+                if columns is not None:
+                    t = t.select(columns)
+            # neither reader checks offsets against their buffers, nor text and names for
+            # UTF-8 (names are decoded when first asked for): a damaged file would fail
+            # later, anywhere
+            t.validate(full=True)
+            _ = t.column_names
+            return t
 
     def close(self) -> None:
         pass
+
+
+@contextlib.contextmanager
+def _arrow_file(path: Path) -> Iterator[None]:
+    """A table file of a directory export that Arrow cannot read, as one line (names in
+    its metadata that are not UTF-8 too: pyarrow decodes them strictly)."""
+    try:
+        yield
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
+        raise BadReportError(f"{path}: cannot read ({_one_line(e)})") from e

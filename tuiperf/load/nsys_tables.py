@@ -7,6 +7,7 @@ GPU work gets its launching thread by joining on (pid, correlationId).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -14,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf import schema
+from tuiperf.errors import BadReportError
 from tuiperf.load.assemble import Assembler
-from tuiperf.load.column_pool import ColumnPool
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
 from tuiperf.load.progress import OnProgress, Progress
@@ -23,6 +24,9 @@ from tuiperf.load.progress import OnProgress, Progress
 Sink = Callable[[str, pa.Table], None]
 
 _PID_MASK = 0xFFFFFF
+#: the columns an export holds text in; every other column the reader asks for holds
+#: numbers (ids, times, sizes), which is what the normalizers compute with
+_TEXT_COLUMNS = frozenset({"value", "label", "name", "text", "busLocation", "uuid", "chipName"})
 
 
 def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
@@ -59,8 +63,6 @@ class NsysReader:
         self._enums: dict[str, StringTable] = {}
         self._launch_index: LaunchIndex | None = None
         self.built: set[str] = set()
-        #: the big tables' columns reuse one block once the table before is written
-        self._pool = ColumnPool()
 
     # -- raw access ---------------------------------------------------------
     def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
@@ -70,6 +72,7 @@ class NsysReader:
             have = set(self.src.columns(physical))
             cols = [c for c in wanted if c in have]
             t = self.src.read(physical, cols)
+            self._check_types(physical, t)
             for c in wanted:
                 if c not in have:
                     t = t.append_column(c, pa.nulls(t.num_rows, pa.int64()))
@@ -79,6 +82,33 @@ class NsysReader:
         if len(parts) == 1:
             return parts[0]
         return pa.concat_tables(parts, promote_options="permissive")
+
+    def _check_types(self, table: str, t: pa.Table) -> None:
+        """Text or blobs where the export keeps numbers (SQLite is dynamically typed: a
+        damaged or hand-made file can hold anything) are a bad report, not a crash."""
+        for f in t.schema:
+            if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type):
+                what = "blobs"
+            elif f.name in _TEXT_COLUMNS or not (
+                pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+            ):
+                continue
+            else:
+                what = "text"
+            raise BadReportError(
+                f"{self.src.path}: {table}.{f.name} holds {what} where an Nsight Systems "
+                "export keeps numbers (damaged or not written by nsys)"
+            )
+
+    @contextlib.contextmanager
+    def _converting(self, name: str) -> Iterator[None]:
+        """Values Arrow cannot convert to the canonical types (an id beyond int32, a
+        fraction in an integer column) as one line: they come from the file."""
+        try:
+            yield
+        except pa.ArrowInvalid as e:
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+            raise BadReportError(f"{self.src.path}: {name}: values out of range ({why})") from e
 
     def strings(self) -> StringTable:
         if self._strings is None:
@@ -148,7 +178,8 @@ class NsysReader:
         ]
         for i, (name, fn) in enumerate(steps, 1):
             self.progress(Progress("read tables", i, len(steps), name))
-            t = fn()
+            with self._converting(name):
+                t = fn()
             if t is None:
                 continue
             if name == "api":
@@ -164,13 +195,13 @@ class NsysReader:
     def details(self, name: str) -> pa.Table | None:
         """The detail columns of `name` (see schema.DETAIL_COLUMNS), rows as in its core."""
         build = {"kernels": self.kernels, "api": self.api}[name]
-        return build("details")
+        with self._converting(name):
+            return build("details")
 
     # -- big event tables, built in row batches ------------------------------
     #: rows per read: what is in flight (a batch read, one queued, one normalized, and the
-    #: allocators' free lists behind them) is what a conversion holds beyond its result.
-    #: At 1M kernels, 2^18 peaked at ~445 MiB RSS, 2^16 at ~347 MiB (first-touch page
-    #: faults 100k -> 70k) for the same time; the per-read cost is ~4 ms
+    #: allocators' free lists behind them) is what a conversion holds beyond its result;
+    #: smaller batches cost a few ms a read each (see bench/notes.md)
     _BATCH_ROWS = 1 << 16
     _GPU_TABLES = ("kernels", "memcpy", "memset", "sync")
 
@@ -179,6 +210,7 @@ class NsysReader:
             have = set(self.src.columns(physical))
             cols = [c for c in wanted if c in have]
             for t in self.src.read_batches(physical, cols, self._BATCH_ROWS):
+                self._check_types(physical, t)
                 for c in wanted:
                     if c not in have:
                         t = t.append_column(c, pa.nulls(t.num_rows, pa.int64()))
@@ -209,7 +241,7 @@ class NsysReader:
         wanted = set(target.names)
         if part != "all":
             cols = [c for c in cols if _FEEDS.get(c, {c}) & wanted]
-        asm = Assembler(target, sum(self.src.row_bound(p) for p in physical), self._pool)
+        asm = Assembler(target, sum(self.src.row_bound(p) for p in physical))
         for raw in read_ahead(self.raw_batches(logical, cols)):
             t = normalize(raw, target)
             if "tid" in wanted and name in self._GPU_TABLES and self._launch_index:

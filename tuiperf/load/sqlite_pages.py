@@ -1,7 +1,7 @@
 """Read the rows of a SQLite rowid table straight from its B-tree pages, with numpy.
 
-SQLite hands out one value at a time; every reader built on it (the stdlib, connectorx,
-DuckDB) pays a call or a conversion per cell, 4-9x what SQLite needs to scan the table.
+SQLite hands out one value at a time; every reader built on it pays a call or a
+conversion per cell, several times what SQLite needs to scan the table (bench/notes.md).
 An nsys export is written once and its big tables hold small integers only, so their
 records can be decoded column by column over thousands of rows at once:
 
@@ -36,8 +36,8 @@ import pyarrow as pa
 from numpy.lib.stride_tricks import sliding_window_view
 
 _MAGIC = b"SQLite format 3\x00"
-#: page runs decoded at once. Two against one, 12 cold converts of each at 1M kernels
-#: on 2 cores: median 2.07 vs 2.56 s, for ~25 MiB more peak RSS (a run in flight)
+#: page runs decoded at once (two beat one on 2 cores, for one run more in flight: see
+#: bench/notes.md)
 _WORKERS = min(2, os.cpu_count() or 1)
 #: SQLite's own limit on B-tree depth (BTCURSOR_MAX_DEPTH)
 _MAX_DEPTH = 20
@@ -320,7 +320,7 @@ def _decoded_runs(
             raise
         except Unsupported:
             return None
-        except (IndexError, ValueError, MemoryError) as e:  # positions or sizes from garbage
+        except (IndexError, ValueError) as e:  # numpy's bounds checks on positions from garbage
             raise Damaged(f"damaged leaf page ({type(e).__name__})") from e
 
     if len(runs) < 2 or _WORKERS < 2:
@@ -363,6 +363,8 @@ def decode(
     lo, hi = kinds.min(axis=1), kinds.max(axis=1)
     if int(lo.min(initial=0)) < 0:
         raise Damaged("negative serial type")
+    if int(hi.max(initial=0)) > 2 * pf.usable + 13:  # a value longer than any record here
+        raise Damaged("serial type larger than its page")
     wanted = {c.index: c for c in columns}
     arrays: dict[str, pa.Array] = {}
     offset = rec + head  # where column j's value starts, less `fixed`
