@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NSYS_DATA
-from tests.unit.test_bad_input import assert_one_line_error, cache_is_clean, digest, run_cli
+from tests.support.cli import assert_one_line_error, cache_is_clean, digest, run_cli
 
 STANDIN = Path(__file__).parent / "standin" / "nsys"
 

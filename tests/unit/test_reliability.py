@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, REPO
-from tests.unit.test_bad_input import cache_is_clean, digest
+from tests.support.cli import cache_is_clean, digest
 
 Maker = Callable[[Path, Path], Path]
 

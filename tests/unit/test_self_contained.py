@@ -61,3 +61,19 @@ def test_the_guard_sees_each_kind_of_escape() -> None:
     assert problems('open("/work/shared/fixtures/x")', 2)
     assert problems('x = "../data/x.csv"', 2)
     assert problems('assert occ.limiters >= {"registers", "shared memory"}', 2) == []
+
+
+_TEST_IMPORT = re.compile(r"^\s*(?:from|import)\s+tests\.(?:unit|tui|e2e)\.test_\w+", re.M)
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in tests/support/ or tests/tui/pilot_helpers.py: a test module
+    imported by another runs its module-level code twice and ties the two together."""
+    bad = [
+        str(p.relative_to(REPO))
+        for p in sorted((REPO / "tests").rglob("*.py"))
+        if _TEST_IMPORT.search(p.read_text(encoding="utf-8"))
+    ]
+    assert bad == [], bad
+    assert _TEST_IMPORT.search("from tests.unit.test_bad_input import run_cli")
+    assert not _TEST_IMPORT.search("from tests.support.cli import run_cli")
