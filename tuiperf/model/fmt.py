@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Context, Decimal
 
-_EXACT = Context(prec=800)  # a double has at most 767 significant decimal digits
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ESCAPE_SEQ = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-
-
-def round_half_up(x: float, digits: int = 1) -> str:
-    """Round half away from zero on the exact double, as `nsys stats` prints floats."""
-    q = Decimal(1).scaleb(-digits)
-    # the default 28 digits cannot hold a large double's integer part (1e300 raised)
-    return str(Decimal(float(x)).quantize(q, rounding=ROUND_HALF_UP, context=_EXACT))
 
 
 def clean(text: str, limit: int | None = None) -> str:

@@ -9,11 +9,8 @@ printing a report already computed needs neither pyarrow nor numpy. Both offer
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-from tuiperf.model.fmt import round_half_up
 
 #: bump when a report's computed values change meaning (old stored copies are ignored)
 STORED_VERSION = 1
@@ -91,22 +88,19 @@ def cell_string(value: Any, fmt: str) -> str:
     if value is None:
         return ""
     if fmt in ("pct", "f1", "f3"):
-        return round_cell(float(value), 3 if fmt == "f3" else 1)
+        return round_cell(float(value), 3 if fmt == "f3" else 1, sql=fmt != "f3")
     return str(value)
 
 
-def round_cell(v: float, digits: int) -> str:
-    """Half away from zero on the exact double; '' for NaN (cells.round_strings, per value)."""
-    if v != v:
-        return ""
-    out = f"{v:.{digits}f}"
-    if not math.isfinite(v):
-        return out
-    scaled = v * (10.0**digits)
-    frac = abs(math.modf(scaled)[0])
-    if abs(frac - 0.5) < max(1e-6, 1e-15 * abs(scaled)):
-        return round_half_up(v, digits)
-    return out
+def round_cell(v: float, digits: int, sql: bool = True) -> str:
+    """One value as cells.round_strings (`sql`: nsys rounded it in SQL) or
+    cells.format_strings (nsys's formatter) write it; '' for NaN."""
+    import numpy as np
+
+    from tuiperf.summaries.cells import format_strings, round_strings
+
+    one = np.array([v], dtype=np.float64)
+    return (round_strings(one, digits) if sql else format_strings(one, digits))[0]
 
 
 def csv_rows(table: ReportRows) -> tuple[list[str], list[list[str]]]:
