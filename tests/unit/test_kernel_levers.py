@@ -78,3 +78,24 @@ def test_the_top_kernel_always_has_a_line(name: str, nsys_dir: Path) -> None:
     )
     assert f.fix.text.startswith("It is ")
     assert any(x.rule == "top_kernel" for x in analyze(trace).findings)
+
+
+def test_step_titles_agree_with_their_counts(nsys_dir: Path) -> None:
+    """A title said "in every training step" over a message saying "inside 1 of 30"."""
+    from tuiperf.analysis.torch_rules import steps_title
+
+    assert steps_title("X", 30, 30) == "X in every training step"
+    assert steps_title("X", 1, 30) == "X in 1 of 30 training steps"
+    trace = open_trace(nsys_dir / "cnn_osrt.sqlite", OpenOptions(use_cache=False))
+    for f in analyze(trace).findings:
+        if "copies_in_steps" in f.metrics or "steps_with_sync" in f.metrics:
+            every = "in every training step" in f.title
+            m = f.metrics
+            hit, of = (
+                (m["steps_with_sync"], m["steady_steps"])
+                if "steps_with_sync" in m
+                else (None, None)
+            )
+            if hit is not None:
+                assert every == (hit == of), (f.title, hit, of)
+            assert (" of " in f.message) and (every or " of " in f.title), f.title

@@ -181,22 +181,29 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
     )
     step_time = int((steps.ends[with_copies] - steps.starts[with_copies]).sum())
     sev = Severity.WARNING if dur.sum() >= MIN_KERNEL_SHARE * step_time else Severity.INFO
-    return [
-        _finding(
-            "pageable_h2d_in_steps",
-            sev,
-            msg,
-            _steps_scope(steps, with_copies),
-            ev,
-            dur.sum(),
-            {
-                "copies_in_steps": len(inside),
-                "copies_per_step": round(per_step, 2),
-                "start_up_copies": before,
-                "bytes_per_step": step_bytes,
-            },
-        )
-    ]
+    found = _finding(
+        "pageable_h2d_in_steps",
+        sev,
+        msg,
+        _steps_scope(steps, with_copies),
+        ev,
+        dur.sum(),
+        {
+            "copies_in_steps": len(inside),
+            "copies_per_step": round(per_step, 2),
+            "start_up_copies": before,
+            "bytes_per_step": step_bytes,
+        },
+    )
+    found.title = steps_title("Pageable host-to-device copies", len(with_copies), len(steps))
+    return [found]
+
+
+def steps_title(what: str, hit: int, steps: int) -> str:
+    """`… in every training step` only when it is every step; else `… in 3 of 30 …`."""
+    if hit >= steps:
+        return f"{what} in every training step"
+    return f"{what} in {hit} of {steps} training steps"
 
 
 # -- host syncs --------------------------------------------------------------------------
@@ -222,23 +229,25 @@ def host_sync_per_step(ctx: Ctx) -> list[Finding]:
     if d2h:
         msg += f" With {d2h:.3g} device-to-host copy(ies) a step: a value read back (loss.item())."
     ev = _rows_evidence(ctx, "api", rows, ("name",), {"name": "API Name"})
-    return [
-        _finding(
-            "host_sync_per_step",
-            Severity.WARNING,
-            msg,
-            _steps_scope(steps, steady),
-            ev,
-            blocked,
-            {
-                "steps_with_sync": len(hit_steps),
-                "steady_steps": len(steady),
-                "sync_calls": len(rows),
-                "blocked_ns": blocked,
-                "d2h_copies_per_step": d2h,
-            },
-        )
-    ]
+    found = _finding(
+        "host_sync_per_step",
+        Severity.WARNING,
+        msg,
+        _steps_scope(steps, steady),
+        ev,
+        blocked,
+        {
+            "steps_with_sync": len(hit_steps),
+            "steady_steps": len(steady),
+            "sync_calls": len(rows),
+            "blocked_ns": blocked,
+            "d2h_copies_per_step": d2h,
+        },
+    )
+    found.title = steps_title("A host sync", len(hit_steps), len(steady)).replace(
+        "training steps", "steady-state steps"
+    )
+    return [found]
 
 
 def _d2h_per_step(ctx: Ctx, steps: Steps) -> float:
