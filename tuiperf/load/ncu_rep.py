@@ -10,6 +10,7 @@ import contextlib
 import glob
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,18 +53,53 @@ def _install_dirs() -> list[str]:
     ]
 
 
-def import_ncu_report() -> ModuleType:
-    """The `ncu_report` module, from the venv or an Nsight Compute install."""
+def can_read(module: ModuleType) -> bool:
+    """The reader has what tuiperf reads through: a report's sections and rule results.
+    Nsight Compute 2025.3's own `extras/python` module has no `IAction.sections()`."""
+    action = getattr(module, "IAction", None)
+    return all(hasattr(action, m) for m in ("sections", "rule_results", "metric_by_name"))
+
+
+def reader_version(module: ModuleType) -> str:
+    """The reader's version: the `ncu-report` package's, else the Nsight Compute install's
+    (from the module's path, `…/nsight-compute/2025.3.1/extras/python`)."""
+    where = str(getattr(module, "__file__", "") or "")
+    found = re.search(r"[Nn]sight[-_ ]?[Cc]ompute[-_/ ]?(\d{4}\.\d+(?:\.\d+)*)", where)
+    if found:
+        return found.group(1)
     try:
-        return importlib.import_module("ncu_report")
+        from importlib.metadata import version
+
+        return version("ncu-report")
+    except Exception:  # not installed as a package: no version to name
+        return "of unknown version"
+
+
+def import_ncu_report() -> ModuleType:
+    """The `ncu_report` module, from the venv or an Nsight Compute install: the first that
+    can read what tuiperf needs, else a one-line error naming the one found and the fix."""
+    found: list[ModuleType] = []
+    try:
+        found.append(importlib.import_module("ncu_report"))
     except ImportError:
-        pass
-    for d in _install_dirs():
-        sys.path.append(d)
-        try:
-            return importlib.import_module("ncu_report")
-        except ImportError:
-            sys.path.remove(d)
+        for d in _install_dirs():
+            sys.path.append(d)
+            try:
+                found.append(importlib.import_module("ncu_report"))
+                break  # one copy of the C extension per process
+            except ImportError:
+                sys.path.remove(d)
+    for module in found:
+        if can_read(module):
+            return module
+    if found:
+        module = found[0]
+        raise MissingToolError(
+            f"the ncu_report module of Nsight Compute {reader_version(module)} "
+            f"({getattr(module, '__file__', '?')}) cannot read a report's sections "
+            "(no IAction.sections()); run `pip install 'tuiperf[ncu]'` for NVIDIA's "
+            "ncu-report package, which can (or export with `ncu -i R --csv --page raw`)"
+        )
     raise MissingToolError(
         "reading .ncu-rep files needs NVIDIA's ncu_report module; "
         "run `pip install 'tuiperf[ncu]'` (or export the report with `ncu -i R --csv --page raw`)"
