@@ -121,6 +121,8 @@ def footnotes(b: Budget) -> list[str]:
             f"Start-up{before}: {fmt.duration(d.startup.wall_ns)}, GPU busy "
             f"{d.startup.pct('busy'):.1f}%, kept apart."
         )
+        if b.extra.get("startup_note"):
+            out.append(str(b.extra["startup_note"]))
     for other in b.devices[1:]:
         o = other.steady
         out.append(

@@ -191,6 +191,7 @@ class Budget:
             "steady_steps": self.n_steady,
             "steady_labels": self.steady_labels,
             "startup_labels": self.startup_labels,
+            "startup_note": self.extra.get("startup_note", ""),
             "device": self.main.device,
             "kinds": {"steady": main["steady"], "startup": main["startup"]},
             "steady_median_ns": main["steady_median_ns"],
@@ -212,11 +213,40 @@ def step_budget(ctx: Ctx) -> Budget | None:
     cpu = _CpuSide(ctx, steps)
     devs = [_device(ctx, cpu, steps, steady, d, t0) for d in _devices(ctx, steps)]
     first = int(steady[0])
-    return Budget(
+    budget = Budget(
         steps.source,
         steps.label_span(steady),
         steps.label_span(np.arange(first)) if first else "",
         devs,
+    )
+    note = _compile_note(ctx, a0, len(steady))
+    if note:
+        budget.extra["startup_note"] = note
+    return budget
+
+
+#: kernels torch.compile's Inductor generates (its autotuning benchmarks them too)
+_TRITON = "triton_"
+
+
+def _compile_note(ctx: Ctx, first_steady: int, n_steady: int) -> str:
+    """What makes the start-up long when torch.compile is in the capture: the Triton
+    kernels it generated and benchmarked before the first steady step, against a steady
+    step's launches. "" when no Triton kernel ran before it."""
+    k = ctx.table("kernels")
+    if k.num_rows == 0:
+        return ""
+    launch = ctx.launch_time("kernels")
+    before = launch < first_steady
+    triton = np.char.startswith(A.strings(k, "short_name").astype(str), _TRITON)
+    n_triton = int((triton & before).sum())
+    if n_triton == 0:
+        return ""
+    per_step = int((~before).sum()) / max(n_steady, 1)
+    return (
+        f"torch.compile in the capture: {int(before.sum()):,} kernels ran before the first "
+        f"steady step ({n_triton:,} of them Triton kernels Inductor generated or autotuned), "
+        f"against {per_step:,.0f} a steady step; those steps are compilation, not training."
     )
 
 
