@@ -92,3 +92,22 @@ async def test_base_names_toggle_in_the_events_table() -> None:
 def _table_rows(app: TuiperfApp) -> list[str]:
     """The events table's rows on screen (they start with a start time in seconds)."""
     return [ln for ln in screen_lines(app) if ln.lstrip("│ ").startswith("0.0")]
+
+
+@sync
+async def test_first_esc_in_the_events_table_clears_the_filter() -> None:
+    """The key list says `esc Clear filter`: the first Esc clears the filter, and the
+    selection (the event shown in the details) stays."""
+    app = TuiperfApp(SAMPLE, OpenOptions(use_cache=False), name="vit_range")
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = await ready(pilot)
+        await pilot.press("2", "slash", *"gemm", "enter")
+        await settle(pilot, 0.3)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        tl = app.query_one(Timeline)
+        assert table.state.query.text == "gemm" and tl.state.selection is not None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert table.state.query.text == ""
+        assert tl.state.selection is not None
