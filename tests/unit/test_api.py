@@ -18,6 +18,7 @@ from tuiperf import schema
 from tuiperf.analysis.budget_report import step_budget_table
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
+from tuiperf.api import Analysis
 from tuiperf.errors import UsageError
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
@@ -214,3 +215,16 @@ def test_ncu_report_alone(ncu_dir: Path) -> None:
         _ = p.kernels
     with pytest.raises(UsageError, match="give the timeline first"):
         tuiperf.open(ncu, ncu=ncu)
+
+
+def test_the_readme_example_runs(nsys_dir: Path, ncu_dir: Path) -> None:
+    """README.md's "Python API" example, on the ViT captures (nsys and ncu)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Python API\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    code = code.replace('"run.sqlite"', repr(str(nsys_path(nsys_dir, "vit_range"))))
+    code = code.replace('"kernels.ncu-rep"', repr(str(rep(ncu_dir, "vit_full"))))
+    names: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), names)
+    assert isinstance(names["findings"], Analysis)
+    assert names["q"].ncu is not None  # type: ignore[attr-defined]
