@@ -88,7 +88,7 @@ def open(
     return Profile(open_trace(first, opts), km)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Summary:
     """One summary report (`tuiperf summary --report NAME`): typed values, one column per
     key, with the header `nsys stats` prints for it in `headers`."""
@@ -113,7 +113,7 @@ FINDING_COLUMNS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Analysis:
     """What `tuiperf analyze` reports: the ranked findings (dataclasses), the rules that
     ran, and the step budget when the report has training steps."""
@@ -179,7 +179,7 @@ def _finding_row(f: Finding) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(eq=False)
 class Profile:
     """An opened report: its tables (pyarrow), summaries, step budget and findings; `ncu`,
     the Nsight Compute metrics when opened with an ncu report."""
