@@ -18,6 +18,7 @@ steps (per-step figures), else over the whole report (totals). Pure data: no pri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -322,7 +323,15 @@ def _api(trace: Trace, windows: tuple[np.ndarray, np.ndarray] | None) -> dict[st
     if not t.num_rows:
         return {}
     mask = _inside(A.ints(t, "start"), windows)
-    return _group(_names(t, "name", mask, str), _durations(t)[mask])
+    return _group(_names(t, "name", mask, api_name), _durations(t)[mask])
+
+
+_API_VERSION = re.compile(r"_v\d+$")
+
+
+def api_name(name: str) -> str:
+    """`cudaLaunchKernel_v7000` (nsys) and `cudaLaunchKernel` (Kineto) are one call."""
+    return _API_VERSION.sub("", name)
 
 
 # -- comparing -----------------------------------------------------------------------
@@ -396,22 +405,63 @@ def _by_name_rows(
 
 
 def _kernel_rows(before: Side, after: Side, per_step: bool) -> list[Row]:
-    """Exact (normalized) names first; then names unmatched on both sides that share a
-    template base are merged into one `base<…>` row on each side."""
+    """Exact (normalized) names first; then names unmatched on both sides are matched by
+    `loose_name` (one kernel spelled by two demanglers), then by template base
+    (`kernel<…>`: instantiations that differ only in their arguments, merged into one row
+    on each side). What is still unmatched appears or vanishes."""
     b, a = dict(before.kernels), dict(after.kernels)
-    only_b = {k for k in b if k not in a}
-    only_a = {k for k in a if k not in b}
-    bases_b = {base_name(k) for k in only_b}
-    bases_a = {base_name(k) for k in only_a}
     detail: dict[str, str] = {}
-    for base in bases_b & bases_a:
-        if not base.endswith("<…>"):
-            continue
-        for src, only in ((b, only_b), (a, only_a)):
-            merged = [src.pop(k) for k in sorted(only) if base_name(k) == base]
-            src[base] = Agg(sum(m.total_ns for m in merged), sum(m.count for m in merged))
-        detail[base] = "matched by template base (arguments differ)"
+    _merge(b, a, loose_name, "spelled differently (demangler)", detail)
+    _merge(b, a, _template_base, "matched by template base (arguments differ)", detail)
     return _by_name_rows("kernels", b, a, before, after, per_step, detail)
+
+
+def _template_base(name: str) -> str:
+    base = base_name(loose_name(name))
+    return base if base.endswith("<…>") else ""
+
+
+def _merge(
+    b: dict[str, Agg],
+    a: dict[str, Agg],
+    key: Callable[[str], str],
+    why: str,
+    detail: dict[str, str],
+) -> None:
+    """Rows unmatched on both sides with the same non-empty key become one row `key`."""
+    only_b = {k: key(k) for k in b if k not in a}
+    only_a = {k: key(k) for k in a if k not in b}
+    for common in (set(only_b.values()) & set(only_a.values())) - {""}:
+        for src, only in ((b, only_b), (a, only_a)):
+            merged = [src.pop(k) for k, v in sorted(only.items()) if v == common]
+            old = src.pop(common, Agg())
+            src[common] = Agg(
+                sum(m.total_ns for m in merged) + old.total_ns,
+                sum(m.count for m in merged) + old.count,
+            )
+        detail[common] = why
+
+
+_TRUE_FALSE = re.compile(r"\b(true|false)\b")
+_UNSIGNED = re.compile(r"\b(\d+)(?:u|ul|ull|l|ll)\b", re.IGNORECASE)
+
+
+def loose_name(name: str) -> str:
+    """A kernel's name as two demanglers agree on it: no return type or parameter list,
+    `(anonymous namespace)` and `<unnamed>` as `anon`, `true`/`false` as 1/0, `32u` as
+    32."""
+    s = normalize(name).replace("(anonymous namespace)", "anon").replace("<unnamed>", "anon")
+    s = _TRUE_FALSE.sub(lambda m: "1" if m.group(1) == "true" else "0", s)
+    s = _UNSIGNED.sub(r"\1", s)
+    s = s.removeprefix("void ")
+    if s.endswith(")"):
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(s[i], 0)
+            if depth == 0:
+                s = s[:i]
+                break
+    return s.strip()
 
 
 def _finding_rows(before: Side, after: Side) -> list[Row]:
@@ -453,16 +503,24 @@ def _evidence(d: Diff, part: str) -> str:
         ka = sum(x.count for x in a.kernels.values()) / max(a.n_steps, 1)
         return f"kernels per step {kb:,.0f} → {ka:,.0f}"
     if part in ("compute", "comm"):
-        rows = [r for r in d.kernels if r.before is not None or r.after is not None]
-        return f"most changed kernel: {rows[0].name[:80]}" if rows else ""
-    if part == "copy" and d.copies:
-        return f"most changed copies: {d.copies[0].name}"
+        return _most("kernel", d.kernels[:1])
+    if part == "copy":
+        return _most("copies", d.copies[:1])
     if part == "sync":
         calls = [r for r in d.api if "ynchronize" in r.name or r.name.startswith("cudaMemcpy")]
-        return f"most changed sync call: {calls[0].name}" if calls else ""
+        return _most("sync call", calls[:1])
     if part == "data":
         return f"data wait per step {_ms(b.part_per_step('data'))} → {_ms(a.part_per_step('data'))}"
     return ""
+
+
+def _most(what: str, rows: list[Row]) -> str:
+    if not rows:
+        return ""
+    r = rows[0]
+    b = "none" if r.before is None else _ms(r.before)
+    a = "none" if r.after is None else _ms(r.after)
+    return f"most changed {what}: {base_name(r.name)} {b} → {a}"
 
 
 def _ms(ns: float) -> str:

@@ -69,12 +69,13 @@ def _change(r: Row) -> str:
     return f"{r.change:+,.1f}"
 
 
-def _table(title: str, rows: list[Row], counts: bool, status: Any = None) -> Table:
+def _table(title: str, rows: list[Row], counts: bool, width: int, status: Any = None) -> Table:
     t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    t.add_column("name", overflow="ellipsis", no_wrap=True, ratio=1)
-    for c in ("before", "after", "change", *(("count before", "count after") if counts else ())):
-        t.add_column(c, justify="right", no_wrap=True)
-    t.add_column("status", no_wrap=True)
+    name_w = max(16, min(70, width - (70 if counts else 46)))
+    t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
+    for c in ("before", "after", "change", *(("n before", "n after") if counts else ())):
+        t.add_column(c, justify="right", no_wrap=True, min_width=8)
+    t.add_column("status", no_wrap=True, min_width=8)
     for r in rows:
         cells = [fmt.clean(r.name, 120), _value(r, r.before), _value(r, r.after), _change(r)]
         if counts:
@@ -100,16 +101,18 @@ def print_text(out: TextIO, d: Diff, width: int | None = None, rows: int = TEXT_
         con.print(Text(f"note: {n}"))
     scope = "per steady step" if d.per_step else "whole report totals"
     con.print()
-    con.print(_table("step and budget (mean per steady step)", d.budget, counts=False))
+    con.print(_table("step and budget (mean per steady step)", d.budget, False, con.width))
     for title, section in (("kernels", d.kernels), ("memcpy/memset by kind and size", d.copies),
                            ("CUDA API", d.api)):  # fmt: skip
         con.print()
-        con.print(_table(f"{title} ({scope}; largest changes)", section[:rows], counts=True))
+        con.print(_table(f"{title} ({scope}; largest changes)", section[:rows], True, con.width))
         apart = [r for r in section[rows:] if r.status in ("appeared", "vanished")]
         if apart:
             con.print(Text(f"  and {len(apart)} more names that appeared or vanished"))
     con.print()
-    con.print(_table("findings (saving as % of step time)", d.findings, False, finding_status))
+    con.print(
+        _table("findings (saving as % of step time)", d.findings, False, con.width, finding_status)
+    )
 
 
 def _side_text(s: Any) -> str:
