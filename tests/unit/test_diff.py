@@ -73,6 +73,10 @@ def test_cpu_bound_fixed_is_faster_because_the_cpu_bound_part_shrank() -> None:
     part, change, evidence = d.reasons[0]
     assert part == "cpu_bound" and change < 0
     assert change == _row(d, "budget", "CPU-bound").change
+    # the three largest part changes, either way (bigger batches: more compute a step)
+    moved = sorted((r for r in d.budget if r.section == "budget"), key=lambda r: -abs(r.change))
+    assert [(p, c) for p, c, _ in d.reasons] == [(r.detail, r.change) for r in moved[:3]]
+    assert _row(d, "budget", "compute").change > 0
     # batch x16 and fused Adam: fewer kernels a step, and the line says so
     kb = sum(a.count for a in d.before.kernels.values()) / d.before.n_steps
     ka = sum(a.count for a in d.after.kernels.values()) / d.after.n_steps

@@ -150,7 +150,7 @@ class Diff:
     verdict: str
     change_ns: float  # median step, after - before
     noise_ns: float
-    #: (part, change per step in ns, supporting detail), largest share of the change first
+    #: (part, change per step in ns, supporting detail), the largest changes first
     reasons: list[tuple[str, float, str]]
     per_step: bool  # kernels/copies/api counted inside steady steps, per step
     notes: list[str] = field(default_factory=list)
@@ -486,12 +486,12 @@ def finding_status(r: Row) -> str:
 
 
 def _reasons(d: Diff) -> list[tuple[str, float, str]]:
-    """The budget parts whose per-step change goes the way the step went, largest first
-    (three at most), each with the by-name change that shows it."""
+    """The three budget parts whose per-step change is largest either way (their changes
+    add up to the mean step's), each with the by-name change that shows it. None when
+    the step did not change beyond the noise."""
     if d.verdict in (UNKNOWN, SAME):
         return []
-    sign = 1.0 if d.verdict == SLOWER else -1.0
-    parts = [r for r in d.budget if r.section == "budget" and r.change * sign > 0]
+    parts = [r for r in d.budget if r.section == "budget" and r.change]
     parts.sort(key=lambda r: -abs(r.change))
     return [(r.detail, r.change, _evidence(d, r.detail)) for r in parts[:3]]
 
