@@ -169,6 +169,9 @@ def test_different_gpus_are_named() -> None:
     a.gpus = ["NVIDIA A100-SXM4-80GB"]
     d = compare(b, a, trace("cpu_bound"), trace("cpu_bound_fixed"))
     assert any("different GPUs" in n and "A100" in n for n in d.notes)
+    a.gpus = []
+    d = compare(b, a, trace("cpu_bound"), trace("cpu_bound_fixed"))
+    assert any("GPU model of after is not recorded" in n for n in d.notes)
 
 
 def test_a_report_without_gpu_work(tmp_path: Path) -> None:

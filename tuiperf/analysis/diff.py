@@ -29,6 +29,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.step_budget import PARTS, SHORT, Budget
 from tuiperf.model import arrays as A
+from tuiperf.model import fmt
 from tuiperf.model.ncu_names import base_name, normalize
 from tuiperf.model.trace import Trace
 
@@ -520,7 +521,7 @@ def _most(what: str, rows: list[Row]) -> str:
     r = rows[0]
     b = "none" if r.before is None else _ms(r.before)
     a = "none" if r.after is None else _ms(r.after)
-    return f"most changed {what}: {base_name(r.name)} {b} → {a}"
+    return f"most changed {what}: {fmt.clean(base_name(r.name), 80)} {b} → {a}"
 
 
 def _ms(ns: float) -> str:
@@ -538,6 +539,10 @@ def _notes(before: Side, after: Side) -> list[str]:
             notes.append(f"{name} has no steady steps (no step ranges and no repeating "
                          "kernel pattern): step time and the budget cannot be compared; "
                          "kernels, copies and calls are whole-report totals")  # fmt: skip
+    unnamed = [n for n, s in (("before", before), ("after", after)) if s.events and not s.gpus]
+    if unnamed:
+        notes.append(f"the GPU model of {' and '.join(unnamed)} is not recorded: whether "
+                     "the two ran on the same GPU cannot be told")  # fmt: skip
     if before.gpus and after.gpus and before.gpus != after.gpus:
         notes.append(f"different GPUs ({', '.join(before.gpus)} vs {', '.join(after.gpus)}): "
                      "kernel times compare the hardware as well as the change")  # fmt: skip
