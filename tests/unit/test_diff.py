@@ -183,6 +183,7 @@ def test_a_report_without_gpu_work(tmp_path: Path) -> None:
     assert d.verdict == UNKNOWN and d.change_pct is None and not d.slower_than(0)
     assert any("no GPU work" in n for n in d.notes)
     assert "cannot be compared" in verdict_line(d)
+    assert _row(d, "step", "median step").status == "not comparable"
     assert not d.per_step and d.kernels  # the other side's kernels: whole-report totals
     res = run_cli("diff", str(cpu), str(path("cpu_bound")), "--no-cache", "--fail-if-slower", "5")
     assert res.returncode == ExitCode.FAILURE

@@ -122,6 +122,8 @@ class Row:
 
     @property
     def status(self) -> str:
+        if self.section in ("step", "budget") and (self.before is None or self.after is None):
+            return "not comparable"
         if self.before is None:
             return "appeared"
         if self.after is None:
