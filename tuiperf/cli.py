@@ -22,7 +22,7 @@ from tuiperf.commands.open_tui import add_viewer_options
 from tuiperf.errors import ExitCode, TuiperfError
 
 #: modules under tuiperf.commands that define COMMAND, in the order --help lists them
-COMMAND_MODULES = ("info", "summary", "export", "analyze", "ncu", "convert")
+COMMAND_MODULES = ("info", "summary", "export", "analyze", "diff", "ncu", "convert")
 
 DESCRIPTION = """\
 GPU profiles in the terminal: Nsight Systems, Nsight Compute and torch.profiler.
@@ -32,6 +32,7 @@ examples:
   tuiperf summary run.sqlite --report cuda_gpu_kern_sum --format csv
   tuiperf info trace.pt.trace.json.gz
   tuiperf convert run.nsys-rep -o run_arrow/
+  tuiperf diff before.nsys-rep after.nsys-rep --fail-if-slower 5
 """
 
 

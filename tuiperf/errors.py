@@ -10,6 +10,7 @@ class ExitCode(IntEnum):
     FAILURE = 1
     USAGE = 2
     MISSING_TOOL = 3
+    SLOWER = 4  # `diff --fail-if-slower`: the after report's step got slower
     INTERNAL = 70  # a bug in tuiperf (EX_SOFTWARE of sysexits.h)
     INTERRUPTED = 130
 

@@ -97,6 +97,7 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "export": lambda r, o: ["export", str(r), "--table", "kernels", "-o", str(o / "k.csv")],
     "analyze": lambda r, o: ["analyze", str(r), "--format", "json", "-o", str(o / "a.json")],
     "convert": lambda r, o: ["convert", str(r), "-o", str(o / "converted")],
+    "diff": lambda r, o: ["diff", str(r), str(r), "--format", "json", "-o", str(o / "d.json")],
 }
 
 
@@ -227,7 +228,9 @@ def _odd(case: str, d: Path, src: Path) -> Path:
 ODD = ["zero events", "missing tables", "a 1 MB kernel name", "names that are not UTF-8", "escapes"]
 
 
-@pytest.mark.parametrize("command", ["info", "summary-table", "summary", "export", "analyze"])
+@pytest.mark.parametrize(
+    "command", ["info", "summary-table", "summary", "export", "analyze", "diff", "diff-text"]
+)
 @pytest.mark.parametrize("case", ODD)
 def test_odd_but_valid_reports_open(
     case: str, command: str, tmp_path: Path, nsys_dir: Path, capfd: pytest.CaptureFixture[str]
@@ -237,6 +240,8 @@ def test_odd_but_valid_reports_open(
     out_dir = _mkdir(tmp_path / "out")
     if command == "summary-table":
         argv = ["summary", str(report), "-r", "cuda_gpu_kern_sum", "--width", "100"]
+    elif command == "diff-text":
+        argv = ["diff", str(report), str(report), "--width", "100"]
     else:
         argv = COMMANDS[command](report, out_dir)
     code, out, err = run([*argv, "--cache-dir", str(tmp_path / "cache")], capfd)
@@ -246,7 +251,7 @@ def test_odd_but_valid_reports_open(
     if command in ("info", "summary-table"):  # for people: no control characters at all
         assert not any((ord(c) < 32 and c not in "\n") or 0x7F <= ord(c) < 0xA0 for c in out)
         assert "[bold red]boom[/]" in out or case != "escapes" or command == "info"
-    if case == "a 1 MB kernel name" and command == "summary-table":
+    if case == "a 1 MB kernel name" and command in ("summary-table", "diff-text"):
         assert max(len(line) for line in out.splitlines()) <= 100
     if case == "names that are not UTF-8" and command == "summary":
         assert "k\ufffd\ufffd" in out

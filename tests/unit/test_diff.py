@@ -1,0 +1,242 @@
+"""`tuiperf diff` on real before/after pairs (tests/data/budget, H200 captures): the verdict
+and its first explanation name the change that was made."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import lzma
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import assert_one_line_error, run_cli
+from tuiperf.analysis.diff import (
+    FASTER,
+    SAME,
+    SLOWER,
+    UNKNOWN,
+    Diff,
+    Row,
+    compare,
+    diff_traces,
+    finding_status,
+    loose_name,
+    measure,
+    to_json,
+)
+from tuiperf.analysis.diff_render import CSV_HEADER, csv_rows, print_text, verdict_line
+from tuiperf.errors import ExitCode
+from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model.trace import Trace
+
+BUDGET = Path(__file__).resolve().parent.parent / "data" / "budget"
+
+
+@functools.cache
+def _dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="tuiperf-diff-"))
+
+
+@functools.cache
+def path(name: str) -> Path:
+    if name.endswith(".kineto"):
+        return BUDGET / f"{name}.json.gz"
+    out = _dir() / f"{name}.sqlite"
+    with lzma.open(BUDGET / f"{name}.sqlite.xz") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+@functools.cache
+def trace(name: str) -> Trace:
+    return open_trace(path(name), OpenOptions(use_cache=False))
+
+
+@functools.cache
+def diff(before: str, after: str) -> Diff:
+    return diff_traces(trace(before), trace(after), before, after)
+
+
+def _row(d: Diff, section: str, name: str) -> Row:
+    return next(r for r in d.rows() if r.section == section and r.name == name)
+
+
+def test_cpu_bound_fixed_is_faster_because_the_cpu_bound_part_shrank() -> None:
+    d = diff("cpu_bound", "cpu_bound_fixed")
+    assert d.verdict == FASTER
+    assert d.change_ns == d.after.median_ns - d.before.median_ns < -d.noise_ns < 0
+    part, change, evidence = d.reasons[0]
+    assert part == "cpu_bound" and change < 0
+    assert change == _row(d, "budget", "CPU-bound").change
+    # the three largest part changes, either way (bigger batches: more compute a step)
+    moved = sorted((r for r in d.budget if r.section == "budget"), key=lambda r: -abs(r.change))
+    assert [(p, c) for p, c, _ in d.reasons] == [(r.detail, r.change) for r in moved[:3]]
+    assert _row(d, "budget", "compute").change > 0
+    # batch x16 and fused Adam: fewer kernels a step, and the line says so
+    kb = sum(a.count for a in d.before.kernels.values()) / d.before.n_steps
+    ka = sum(a.count for a in d.after.kernels.values()) / d.after.n_steps
+    assert ka < kb
+    assert f"kernels per step {kb:,.0f} → {ka:,.0f}" == evidence
+    line = verdict_line(d)
+    assert line.startswith("verdict: faster") and "CPU-bound" in line
+    # the per-parameter Adam's finding is gone
+    assert finding_status(_row(d, "findings", "tiny_optimizer_kernels")) == "gone"
+
+
+def test_data_bound_fixed_is_faster_because_the_data_wait_went() -> None:
+    d = diff("data_bound", "data_bound_fixed")
+    assert d.verdict == FASTER
+    assert d.reasons[0][0] == "data"
+    data = _row(d, "budget", "data wait")
+    assert data.change == d.reasons[0][1] < 0
+    # the data wait explains most of the step's change
+    assert abs(data.change) > abs(d.change_ns) / 2
+    # pinned memory: the per-step host-to-device copy time went down
+    h2d = [r for r in d.copies if r.name.startswith("Host-to-Device")]
+    assert h2d and sum(r.change for r in h2d) < 0
+    assert "waiting for data" not in verdict_line(d)  # short part names
+    assert "data wait" in verdict_line(d)
+
+
+@pytest.mark.parametrize("name", ["cpu_bound", "data_bound", "cpu_bound.kineto"])
+def test_a_report_against_itself_is_the_same_with_zero_change(name: str) -> None:
+    d = diff_traces(trace(name), trace(name), name, name)
+    assert d.verdict == SAME
+    assert d.change_ns == 0 and d.change_pct == 0
+    assert d.reasons == [] and d.notes == []
+    assert d.rows() and all(r.change == 0 for r in d.rows())
+    assert {r.status for r in d.rows() if r.section != "findings"} <= {"same"}
+    assert {finding_status(r) for r in d.findings} <= {"same"}
+    assert "verdict: same" in verdict_line(d) and "+0.00 ms per step" in verdict_line(d)
+
+
+def test_swapped_pair_is_slower_by_the_same_amount() -> None:
+    fwd, back = diff("cpu_bound", "cpu_bound_fixed"), diff("cpu_bound_fixed", "cpu_bound")
+    assert back.verdict == SLOWER
+    assert back.change_ns == -fwd.change_ns
+    assert back.reasons[0][0] == "cpu_bound" and back.reasons[0][1] > 0
+    assert back.slower_than(back.change_pct - 1)  # type: ignore[operator]
+    assert not back.slower_than(back.change_pct + 1)  # type: ignore[operator]
+    assert not fwd.slower_than(0)
+
+
+def test_pattern_steps_against_nvtx_steps_of_the_same_program() -> None:
+    d = diff("no_nvtx", "cpu_bound")
+    assert d.before.budget is not None and d.before.budget.method == "pattern"
+    assert d.after.budget is not None and d.after.budget.method == "nvtx"
+    assert d.verdict == SAME  # one program, with and without markers
+    assert abs(d.change_ns) <= d.noise_ns
+    assert any("steps found differently" in n for n in d.notes)
+    # the same kernels run in both: none appears or vanishes
+    assert not [r for r in d.kernels if r.status in ("appeared", "vanished")]
+
+
+def test_nsys_against_kineto_matches_every_kernel_name() -> None:
+    d = diff("cpu_bound", "cpu_bound.kineto")
+    assert d.per_step
+    assert d.after.n_steps != d.before.n_steps
+    assert any("different step counts" in n for n in d.notes)
+    assert d.kernels and not [r for r in d.kernels if r.status in ("appeared", "vanished")]
+    # the same kernels a step on both sides
+    kb = sum(a.count for a in d.before.kernels.values()) / d.before.n_steps
+    ka = sum(a.count for a in d.after.kernels.values()) / d.after.n_steps
+    assert kb == ka
+    assert _row(d, "api", "cudaLaunchKernel").status == "changed"  # _v7000 dropped
+
+
+def test_two_demanglers_one_kernel() -> None:
+    nsys = (
+        "void at::<unnamed>::GammaBetaBackwardCUDAKernelTemplate<float, float, 32, 1, 8, 1, 1,"
+        " 0>(long, long, const T1 *, const T1 *, const T2 *, const T2 *, T1 *, T1 *)"
+    )
+    kineto = (
+        "void at::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<float, float, "
+        "32u, 1u, 8u, true, true, false>(long, long, float const*, float const*, float "
+        "const*, float const*, float*, float*)"
+    )
+    assert loose_name(nsys) == loose_name(kineto)
+    assert loose_name(nsys) != loose_name(nsys.replace("32, 1, 8", "32, 32, 8"))
+
+
+def test_different_gpus_are_named() -> None:
+    b = measure(trace("cpu_bound"), "b", findings=False)
+    a = measure(trace("cpu_bound_fixed"), "a", findings=False)
+    a.gpus = ["NVIDIA A100-SXM4-80GB"]
+    d = compare(b, a, trace("cpu_bound"), trace("cpu_bound_fixed"))
+    assert any("different GPUs" in n and "A100" in n for n in d.notes)
+    a.gpus = []
+    d = compare(b, a, trace("cpu_bound"), trace("cpu_bound_fixed"))
+    assert any("GPU model of after is not recorded" in n for n in d.notes)
+
+
+def test_a_report_without_gpu_work(tmp_path: Path) -> None:
+    cpu = tmp_path / "cpu_only.json"
+    event = {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1}
+    cpu.write_text(json.dumps({"traceEvents": [{**event, "ts": 1.0, "dur": 2.0}]}))
+    t = open_trace(cpu, OpenOptions(use_cache=False))
+    d = diff_traces(t, trace("cpu_bound"), "cpu_only", "cpu_bound")
+    assert d.verdict == UNKNOWN and d.change_pct is None and not d.slower_than(0)
+    assert any("no GPU work" in n for n in d.notes)
+    assert "cannot be compared" in verdict_line(d)
+    assert _row(d, "step", "median step").status == "not comparable"
+    assert not d.per_step and d.kernels  # the other side's kernels: whole-report totals
+    res = run_cli("diff", str(cpu), str(path("cpu_bound")), "--no-cache", "--fail-if-slower", "5")
+    assert res.returncode == ExitCode.FAILURE
+    assert res.stdout.startswith("verdict: step time cannot be compared")
+    assert res.stderr.count("\n") == 1 and "--fail-if-slower" in res.stderr
+
+
+def test_csv_and_json_shapes() -> None:
+    d = diff("data_bound", "data_bound_fixed")
+    j = to_json(d)
+    assert j["verdict"] == FASTER and j["reasons"][0]["part"] == "data"
+    assert {r["section"] for r in j["rows"]} == {
+        "step", "budget", "kernels", "copies", "api", "findings"
+    }  # fmt: skip
+    buf = io.StringIO()
+    from tuiperf.export import write_csv
+
+    write_csv(buf, CSV_HEADER, csv_rows(d))
+    rows = list(csv.reader(io.StringIO(buf.getvalue())))
+    assert rows[0] == CSV_HEADER
+    assert rows[1][:2] == ["verdict", FASTER]
+    assert len(rows) == 2 + len(j["rows"])
+    assert all(len(r) == len(CSV_HEADER) for r in rows)
+
+
+def test_text_starts_with_the_verdict() -> None:
+    d = diff("cpu_bound", "cpu_bound_fixed")
+    buf = io.StringIO()
+    print_text(buf, d, width=120)
+    text = buf.getvalue()
+    assert text.startswith("verdict: faster")
+    assert "CPU-bound" in text.splitlines()[2]  # the first explanation
+    for title in ("kernels", "memcpy/memset", "CUDA API", "findings"):
+        assert title in text
+
+
+def test_cli_fail_if_slower_both_ways() -> None:
+    fast, slow = str(path("cpu_bound_fixed")), str(path("cpu_bound"))
+    res = run_cli("diff", fast, slow, "--no-cache", "--format", "json", "--no-findings")
+    assert res.returncode == 0, res.stderr
+    pct = json.loads(res.stdout)["change_pct"]
+    assert pct > 0
+    gate = ("--no-cache", "--no-findings", "--format", "csv", "--fail-if-slower")
+    assert run_cli("diff", fast, slow, *gate, str(pct - 1)).returncode == ExitCode.SLOWER == 4
+    assert run_cli("diff", fast, slow, *gate, str(pct + 1)).returncode == 0
+    assert run_cli("diff", slow, fast, *gate, "0").returncode == 0
+
+
+def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.sqlite"
+    assert_one_line_error(run_cli("diff", str(missing), str(missing), "--no-cache"), 2)
+    junk = tmp_path / "junk.json"
+    junk.write_text("not a trace")
+    assert_one_line_error(run_cli("diff", str(junk), str(path("cpu_bound")), "--no-cache"), 1)
+    bad = run_cli("diff", "a", "b", "--fail-if-slower", "-3", "--no-cache")
+    assert_one_line_error(bad, 2)

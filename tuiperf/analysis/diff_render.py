@@ -1,0 +1,138 @@
+"""`tuiperf diff` as text (Rich) and CSV rows: the verdict line first, then the tables."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tuiperf.analysis.diff import SAME, SHORT, UNKNOWN, Diff, Row, finding_status
+from tuiperf.model import fmt
+
+CSV_HEADER = [
+    "section", "name", "detail", "unit", "before", "after", "change", "change_pct",
+    "before_count", "after_count", "status",
+]  # fmt: skip
+#: rows per by-name table in text (the largest changes); csv and json hold them all
+TEXT_ROWS = 10
+
+
+def verdict_line(d: Diff) -> str:
+    """One line: faster/slower/same, by how much per step, and the changes that explain it."""
+    if d.verdict == UNKNOWN:
+        return (
+            "verdict: step time cannot be compared ("
+            + "; ".join(
+                side for side, s in (("before", d.before), ("after", d.after)) if not s.n_steps
+            )
+            + " has no steady steps)"
+        )
+    b, a = d.before.median_ns, d.after.median_ns
+    head = (
+        f"verdict: {d.verdict}: median step {fmt.duration(b)} → {fmt.duration(a)} "
+        f"({_signed_ms(d.change_ns)} per step, {_signed_pct(d.change_pct)}); "
+        f"noise ±{fmt.duration(d.noise_ns)} (larger step MAD)"
+    )
+    if d.verdict == SAME or not d.reasons:
+        return head
+    why = ", ".join(f"{SHORT[p]} {_signed_ms(c)}" for p, c, _ in d.reasons)
+    return f"{head}; explained by: {why}"
+
+
+def _signed_ms(ns: float) -> str:
+    return f"{ns / 1e6:+.2f} ms"
+
+
+def _signed_pct(p: float | None) -> str:
+    return "" if p is None else f"{p:+.1f} %"
+
+
+def _value(r: Row, v: float | None) -> str:
+    if v is None:
+        return "—"
+    if r.unit == "ns":
+        return fmt.duration(v)
+    if r.unit == "pct":
+        return f"{v:.1f} %"
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
+
+
+def _change(r: Row) -> str:
+    if r.before is None or r.after is None:
+        return ""
+    if r.unit == "ns":
+        return _signed_ms(r.change)
+    if r.unit == "pct":
+        return f"{r.change:+.1f} pp"
+    return f"{r.change:+,.1f}"
+
+
+def _table(title: str, rows: list[Row], counts: bool, width: int, status: Any = None) -> Table:
+    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    name_w = max(16, min(70, width - (70 if counts else 46)))
+    t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
+    for c in ("before", "after", "change", *(("n before", "n after") if counts else ())):
+        t.add_column(c, justify="right", no_wrap=True, min_width=8)
+    t.add_column("status", no_wrap=True, min_width=8)
+    for r in rows:
+        cells = [fmt.clean(r.name, 120), _value(r, r.before), _value(r, r.after), _change(r)]
+        if counts:
+            cells += [_count(r.before_count), _count(r.after_count)]
+        t.add_row(*cells, (status or (lambda x: x.status))(r))
+    return t
+
+
+def _count(v: float | None) -> str:
+    return "—" if v is None else f"{v:,.1f}".removesuffix(".0")
+
+
+def print_text(out: TextIO, d: Diff, width: int | None = None, rows: int = TEXT_ROWS) -> None:
+    con = Console(
+        file=out, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
+    )
+    con.print(Text(verdict_line(d)))
+    for why in d.reasons:
+        con.print(Text(f"  {SHORT[why[0]]}: {_signed_ms(why[1])} per step ({why[2]})"))
+    con.print(Text(f"before: {d.before.path} — {_side_text(d.before)}"))
+    con.print(Text(f"after:  {d.after.path} — {_side_text(d.after)}"))
+    for n in d.notes:
+        con.print(Text(f"note: {n}"))
+    scope = "per steady step" if d.per_step else "whole report totals"
+    con.print()
+    con.print(_table("step and budget (mean per steady step)", d.budget, False, con.width))
+    for title, section in (("kernels", d.kernels), ("memcpy/memset by kind and size", d.copies),
+                           ("CUDA API", d.api)):  # fmt: skip
+        con.print()
+        con.print(_table(f"{title} ({scope}; largest changes)", section[:rows], True, con.width))
+        apart = [r for r in section[rows:] if r.status in ("appeared", "vanished")]
+        if apart:
+            con.print(Text(f"  and {len(apart)} more names that appeared or vanished"))
+    con.print()
+    con.print(
+        _table("findings (saving as % of step time)", d.findings, False, con.width, finding_status)
+    )
+
+
+def _side_text(s: Any) -> str:
+    gpus = ", ".join(s.gpus) or "GPU unknown"
+    if not s.n_steps:
+        return f"{gpus}; no steady steps"
+    return f"{gpus}; {s.n_steps} steady steps from {s.method}"
+
+
+def csv_rows(d: Diff) -> list[list[Any]]:
+    out: list[list[Any]] = [[
+        "verdict", d.verdict, verdict_line(d), "ns", d.before.median_ns or None,
+        d.after.median_ns or None, d.change_ns, _r(d.change_pct), None, None, d.verdict,
+    ]]  # fmt: skip
+    for r in d.rows():
+        j = r.to_json()
+        status = finding_status(r) if r.section == "findings" else r.status
+        out.append([*(j[k] for k in CSV_HEADER[:-1]), status])
+    return out
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 3)
