@@ -71,6 +71,14 @@ def test_graph_executions_are_read(default_db: Path, default_trace: Trace) -> No
         assert g["name"] == f"CUDA graph {graph}"
 
 
+def test_page_reader_and_sqlite3_agree(
+    default_db: Path, default_trace: Trace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUIPERF_NO_PAGE_READER", "1")
+    plain = open_trace(default_db, OpenOptions(use_cache=False)).table("graphs")
+    assert plain.num_rows > 0 and plain.equals(default_trace.table("graphs"))
+
+
 def test_graph_lanes_and_launch_links(default_db: Path, default_trace: Trace) -> None:
     ls = build_lanes(default_trace)
     lanes = [lane for lane in ls.lanes if lane.kind == "graph"]
