@@ -73,6 +73,16 @@ MEMSET = _fields(
     ("external_id", I64),
 )
 
+#: whole CUDA graph executions (nsys's default graph trace: the kernels inside are not in
+#: `kernels`); `name` is "CUDA graph <graph_id>"
+GRAPHS = _fields(
+    *_TIME,
+    *_GPU_PLACE,
+    ("graph_id", I64),
+    ("graph_exec_id", I64),
+    ("name", NAME),
+)
+
 API = _fields(
     *_TIME,
     ("pid", I64),
@@ -146,6 +156,7 @@ TABLES: dict[str, pa.Schema] = {
     "kernels": KERNELS,
     "memcpy": MEMCPY,
     "memset": MEMSET,
+    "graphs": GRAPHS,
     "api": API,
     "nvtx": NVTX,
     "osrt": OSRT,
@@ -159,7 +170,7 @@ TABLES: dict[str, pa.Schema] = {
 }
 
 #: tables of timed events (the rest describe the machine)
-EVENT_TABLES = ("kernels", "memcpy", "memset", "api", "nvtx", "osrt", "sync", "overhead")
+EVENT_TABLES = ("kernels", "memcpy", "memset", "graphs", "api", "nvtx", "osrt", "sync", "overhead")
 
 
 #: columns converted after the first screen (only for sources that can be read again):

@@ -17,12 +17,13 @@ if TYPE_CHECKING:
     from tuiperf.analysis.step_budget import Budget
     from tuiperf.analysis.steps import Steps
 
-GPU_TABLES = ("kernels", "memcpy", "memset")
+#: the GPU work tables; "graphs" (whole CUDA graph executions) is busy time like kernels
+GPU_TABLES = ("kernels", "memcpy", "memset", "graphs")
 
 
 @dataclass
 class GpuOps:
-    """Kernels ∪ memcpy ∪ memset as flat arrays (which table, which row)."""
+    """Kernels ∪ memcpy ∪ memset ∪ graph executions as flat arrays (which table, which row)."""
 
     table: np.ndarray  # index into GPU_TABLES
     row: np.ndarray

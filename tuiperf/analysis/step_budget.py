@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis import interval_sets as S
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.context import GPU_TABLES, Ctx
 from tuiperf.analysis.intervals import Union, overlap_sum
 from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
@@ -265,22 +265,26 @@ def _devices(ctx: Ctx, steps: Steps) -> list[int]:
 
 
 def _op_launch(ctx: Ctx) -> np.ndarray:
-    return np.concatenate([ctx.launch_time(t) for t in ("kernels", "memcpy", "memset")])
+    return np.concatenate([ctx.launch_time(t) for t in GPU_TABLES])
 
 
 def _op_launch_end(ctx: Ctx) -> np.ndarray:
     ends = []
-    for t in ("kernels", "memcpy", "memset"):
+    for t in GPU_TABLES:
         ends.append(ctx.launch_time(t) + np.maximum(ctx.launch_duration(t), 0))
     return np.concatenate(ends)
 
 
 def _op_kind(ctx: Ctx) -> np.ndarray:
-    """0 compute kernel, 1 communication kernel, 2 memcpy/memset (in gpu_ops order)."""
+    """0 compute kernel (or CUDA graph execution), 1 communication kernel, 2 memcpy/memset
+    (in gpu_ops order)."""
     k = ctx.table("kernels")
     comm = A.name_mask(k, "name", COMM_KERNEL) if k.num_rows else np.zeros(0, bool)
-    n_other = len(ctx.gpu_ops) - len(comm)
-    return np.concatenate([comm.astype(np.int64), np.full(n_other, 2, np.int64)])
+    n_copy = ctx.table("memcpy").num_rows + ctx.table("memset").num_rows
+    n_graph = ctx.table("graphs").num_rows
+    return np.concatenate(
+        [comm.astype(np.int64), np.full(n_copy, 2, np.int64), np.zeros(n_graph, np.int64)]
+    )
 
 
 class _CpuSide:
@@ -313,7 +317,7 @@ def _data_union(ctx: Ctx, steps: Steps) -> Union:
 def _launching_threads(ctx: Ctx) -> np.ndarray:
     """Threads that launch GPU work."""
     tids = A.ints(ctx.table("api"), "tid", -1)
-    rows = np.concatenate([ctx.api_rows(t) for t in ("kernels", "memcpy", "memset")])
+    rows = np.concatenate([ctx.api_rows(t) for t in GPU_TABLES])
     return np.unique(tids[rows[rows >= 0]]) if len(tids) else np.zeros(0, np.int64)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tuiperf.analysis import budget_rules, fixes
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.context import GPU_TABLES, Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
     SCOPE_RANGE,
@@ -270,7 +270,7 @@ def _data_windows(ctx: Ctx, steps: Steps) -> tuple[np.ndarray, np.ndarray, str]:
         spans = np.array([s for n in names for s in steps.phases[n]], np.int64)
         spans = spans[_steady_mask(steps, steps.index_of(spans[:, 0]))]
         return spans[:, 0], spans[:, 1], f"NVTX ranges {', '.join(names)}"
-    launches = np.concatenate([ctx.launch_time(t) for t in ("kernels", "memcpy", "memset")])
+    launches = np.concatenate([ctx.launch_time(t) for t in GPU_TABLES])
     launches.sort()
     a = steps.starts[steady]
     pos = np.searchsorted(launches, a, "left")

@@ -17,7 +17,7 @@ from tuiperf.commands.base import (
     timeline_and_ncu,
 )
 from tuiperf.errors import UsageError
-from tuiperf.summaries.names import REPORT_NAMES, resolve
+from tuiperf.summaries.names import GRAPHLESS_REPORTS, REPORT_NAMES, resolve
 
 if TYPE_CHECKING:
     from tuiperf.model.trace import Trace
@@ -71,12 +71,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.report_path}: an Nsight Compute report; use `tuiperf ncu`")
     stored = _stored(args, path, name) if ncu is None else None
     table: ReportRows
+    note = ""
     if stored is not None:
         table, empty, source = stored, stored.empty, stored.source
     else:
-        table, empty, source = _computed(args, path, ncu, name)
+        table, empty, source, note = _computed(args, path, ncu, name)
     end_progress(args)
-    _write(args, name, table, empty, source)
+    _write(args, name, table, empty, source, note)
     if args.format == "table" and args.top and table.num_rows > args.top:
         print(
             f"note: showing {args.top} of {table.num_rows:,} rows; pass --top 0 for all",
@@ -89,18 +90,24 @@ def _stored(args: argparse.Namespace, path: Path, name: str) -> StoredReport | N
     """The report as an earlier run computed it, from the cache entry (no table loaded)."""
     if args.no_cache or os.environ.get("TUIPERF_NO_CACHE"):
         return None
-    from tuiperf.summaries.stored import find
+    from tuiperf.summaries.stored import entry_of, read, table_rows
 
-    return find(path, name, args.cache_dir)
+    entry = entry_of(path, args.cache_dir)
+    if entry is None:
+        return None
+    if args.format == "table" and name in GRAPHLESS_REPORTS and table_rows(entry, "graphs"):
+        return None  # its note on CUDA graphs needs the graphs table
+    return read(entry, name)
 
 
 def _computed(
     args: argparse.Namespace, path: Path, ncu: Path | None, name: str
-) -> tuple[ReportRows, bool, str]:
-    """(the report, whether its tables are empty, the source) from the report's tables."""
+) -> tuple[ReportRows, bool, str, str]:
+    """(the report, whether its tables are empty, the source, a note to print under its
+    table) from the report's tables."""
     from tuiperf.analysis import budget_report
     from tuiperf.load.open import open_trace
-    from tuiperf.summaries.reports import compute_cached, register, report_is_empty
+    from tuiperf.summaries.reports import compute_cached, graph_note, register, report_is_empty
 
     # the step budget is analysis (a floor above the summaries): offered from here
     register(budget_report.REPORT, budget_report.step_budget_table, budget_report.SOURCE_TABLES)
@@ -108,11 +115,12 @@ def _computed(
     table = compute_cached(trace, name)
     if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'
         table = _with_ncu_ids(table, trace, ncu, args)
-    return table, report_is_empty(trace, name), trace.meta.source
+    note = graph_note(trace, name) if args.format == "table" else ""
+    return table, report_is_empty(trace, name), trace.meta.source, note
 
 
 def _write(
-    args: argparse.Namespace, name: str, table: ReportRows, empty: bool, source: str
+    args: argparse.Namespace, name: str, table: ReportRows, empty: bool, source: str, note: str
 ) -> None:
     from tuiperf.export import open_output, write_csv, write_json
 
@@ -129,6 +137,8 @@ def _write(
 
             title = f"{name} · {Path(source or '').name}"
             print_stats(out, table, top=args.top, width=args.width, title=title)
+            if note:
+                out.write(note + "\n")
 
 
 def _csv_rows(table: ReportRows) -> tuple[list[str], list[list[str]]]:

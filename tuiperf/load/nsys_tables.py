@@ -166,6 +166,7 @@ class NsysReader:
             ("kernels", lambda: self.kernels(part)),
             ("memcpy", self.memcpy),
             ("memset", self.memset),
+            ("graphs", self.graphs),
             ("sync", self.sync),
             ("nvtx", self.nvtx),
             ("osrt", self.osrt),
@@ -203,7 +204,7 @@ class NsysReader:
     #: allocators' free lists behind them) is what a conversion holds beyond its result;
     #: smaller batches cost a few ms a read each (see bench/notes.md)
     _BATCH_ROWS = 1 << 16
-    _GPU_TABLES = ("kernels", "memcpy", "memset", "sync")
+    _GPU_TABLES = ("kernels", "memcpy", "memset", "graphs", "sync")
 
     def raw_batches(self, logical: str, wanted: list[str]) -> Iterator[pa.Table]:
         for physical in versions_of(self.present, logical):
@@ -365,6 +366,26 @@ class NsysReader:
             }
         )
         return schema.conform("memset", cols, t.num_rows)
+
+    def graphs(self) -> pa.Table | None:
+        """Whole-graph executions (`--cuda-graph-trace=graph`, nsys's default); the launch
+        is the cudaGraphLaunch call with the same correlationId."""
+        cols = ["start", "end", *self._PLACE, "graphId", "graphExecId"]
+        return self.events("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", cols, "graphs", self._graphs_batch)
+
+    def _graphs_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
+        ids = t["graphId"]
+        labels = pc.binary_join_element_wise("CUDA graph ", ids.cast(pa.string()), "")
+        cols = (
+            _times(t)
+            | self._gpu_place(t)
+            | {
+                "graph_id": ids,
+                "graph_exec_id": t["graphExecId"],
+                "name": labels.dictionary_encode(),
+            }
+        )
+        return schema.conform("graphs", cols, t.num_rows)
 
     def sync(self) -> pa.Table | None:
         return self.events(

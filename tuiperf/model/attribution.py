@@ -20,7 +20,7 @@ from tuiperf.model import fmt
 from tuiperf.model.lanes import display_name
 from tuiperf.model.trace import Trace
 
-GPU_TABLES = ("kernels", "memcpy", "memset")
+GPU_TABLES = ("kernels", "memcpy", "memset", "graphs")
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,7 @@ KIND_OF_TABLE = {
     "kernels": "kernel",
     "memcpy": "memcpy",
     "memset": "memset",
+    "graphs": "CUDA graph",
     "api": "CUDA API",
     "nvtx": "NVTX range",
     "osrt": "OS runtime call",
@@ -268,6 +269,8 @@ def _specific(table: str, r: dict) -> list[tuple[str, str]]:
         return [("Bytes", fmt.size(r.get("bytes"))), ("Memory", str(r.get("mem_kind")))]
     if table == "nvtx":
         return [("Domain", fmt.clean(r.get("domain") or "default")), ("Depth", str(r.get("depth")))]
+    if table == "graphs":
+        return [("Graph", str(r.get("graph_id"))), ("Executable", str(r.get("graph_exec_id")))]
     if table in ("api", "osrt"):
         return [("Returned", str(r.get("return_value")))]
     return []

@@ -12,7 +12,7 @@ from tuiperf.model.trace import Trace
 def active_pids(trace: Trace) -> set[int]:
     """Processes that own events (PROCESSES lists every process on the machine)."""
     pids: set[int] = set()
-    for name in ("api", "kernels", "memcpy", "memset", "nvtx", "osrt"):
+    for name in ("api", "kernels", "memcpy", "memset", "graphs", "nvtx", "osrt"):
         t = trace.table(name, ["pid"])
         if t.num_rows:
             pids.update(int(p) for p in pc.unique(t["pid"].drop_null()).to_pylist())
@@ -61,7 +61,7 @@ def _devices(trace: Trace) -> list[dict[str, object]]:
     known = trace.table("devices").to_pylist()
     seen = {d.get("device") for d in known}
     ids: set[int] = set()
-    for name in ("kernels", "memcpy", "memset"):
+    for name in ("kernels", "memcpy", "memset", "graphs"):
         if trace.has(name) and trace.table(name).num_rows:
             col = trace.table(name, ["device"])["device"]
             ids |= {int(v) for v in pc.unique(col).to_pylist() if v is not None}

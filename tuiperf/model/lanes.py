@@ -220,7 +220,7 @@ def display_name(kind: str, name: str) -> str:
 # --- lanes ----------------------------------------------------------------------------
 
 #: the kinds of lanes, in the order a stream's or a thread's lanes are listed
-KINDS = ("kernel", "memcpy", "memset", "api", "nvtx", "osrt")
+KINDS = ("kernel", "memcpy", "memset", "graph", "api", "nvtx", "osrt")
 _DIRECTIONS = {
     "Host-to-Device": "HtoD",
     "Device-to-Host": "DtoH",
@@ -296,7 +296,7 @@ class LaneSet:
 
 
 def _key_of(table: str, r: dict) -> tuple | None:
-    if table == "kernels" or table == "memset":
+    if table in ("kernels", "memset", "graphs"):
         return (table, r["pid"], r["device"], r["stream"])
     if table == "memcpy":
         return (table, r["pid"], r["device"], r["stream"], r["copy_kind"])
@@ -312,6 +312,7 @@ _SPECS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "kernels": ("kernel", ("pid", "device", "stream"), "short_name"),
     "memcpy": ("memcpy", ("pid", "device", "stream", "copy_kind"), "copy_kind"),
     "memset": ("memset", ("pid", "device", "stream"), "mem_kind"),
+    "graphs": ("graph", ("pid", "device", "stream"), "name"),
     "api": ("api", ("pid", "tid"), "name"),
     "nvtx": ("nvtx", ("pid", "tid", "depth"), "text"),
     "osrt": ("osrt", ("pid", "tid"), "name"),
@@ -474,9 +475,18 @@ def _sort_key(v: object) -> tuple:
     return (v is None, v if isinstance(v, int) else 0, str(v))
 
 
+#: (table, lane kind) of the GPU lanes of a stream, in the order they are listed
+_GPU_LANES = (
+    ("kernels", "kernel"),
+    ("memcpy", "memcpy"),
+    ("memset", "memset"),
+    ("graphs", "graph"),
+)
+
+
 def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
     streams: dict[object, set[tuple]] = {}
-    for table in ("kernels", "memcpy", "memset"):
+    for table, _kind in _GPU_LANES:
         for key in split.get(table, {}):
             pid, device, stream = key[0], key[1], key[2]
             streams.setdefault(device, set()).add((pid, stream))
@@ -491,11 +501,11 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
         ):
             base = f"stream {stream}" + (f" ({pid})" if len(pids) > 1 else "")
             place: dict = {"pid": pid, "device": device, "stream": stream}
-            for table, kind in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
+            for table, kind in _GPU_LANES:
                 for key, iv in sorted(split.get(table, {}).items(), key=lambda kv: str(kv[0])):
                     if key[:3] != (pid, device, stream):
                         continue
-                    what = {"kernel": "kernels", "memset": "memset"}.get(kind)
+                    what = {"kernel": "kernels", "memset": "memset", "graph": "graphs"}.get(kind)
                     if kind == "memcpy":
                         what = _DIRECTIONS.get(str(key[3]), str(key[3]))
                     lane = Lane(

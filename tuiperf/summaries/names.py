@@ -15,6 +15,10 @@ REPORT_NAMES = (
     "step_budget",  # where each training step's time goes
 )
 
+#: the `nsys stats` reports of GPU work; nsys leaves whole CUDA graph executions
+#: (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) out of them, and so do these (with a note under the table)
+GRAPHLESS_REPORTS = ("cuda_gpu_kern_sum", "cuda_gpu_trace")
+
 ALIASES = {
     "kern": "cuda_gpu_kern_sum",
     "kernels": "cuda_gpu_kern_sum",

@@ -37,6 +37,25 @@ def report_is_empty(trace: Trace, name: str) -> bool:
     return not any(trace.has(t) for t in source_tables(name))
 
 
+def graph_note(trace: Trace, name: str) -> str:
+    """The line under a GPU-work report saying what it leaves out, as nsys stats does:
+    the report's CUDA graph executions and their GPU time; "" when it has none."""
+    if name not in names.GRAPHLESS_REPORTS or not trace.has("graphs"):
+        return ""
+    import pyarrow.compute as pc
+
+    from tuiperf.model import fmt
+
+    g = trace.table("graphs", ["duration"])
+    ns = int(pc.sum(g["duration"]).as_py() or 0)
+    n = g.num_rows
+    what = "execution is" if n == 1 else "executions are"
+    return (
+        f"note: {n:,} CUDA graph {what} not in this report ({fmt.duration(ns)} of GPU time), "
+        "as in nsys stats"
+    )
+
+
 def compute(trace: Trace, name: str) -> StatsTable:
     if name in EXTRA_REPORTS:
         return EXTRA_REPORTS[name][0](trace)

@@ -53,6 +53,15 @@ def entry_of(path: Path, cache_dir: Path | None) -> Path | None:
     return entry
 
 
+def table_rows(entry: Path, table: str) -> int:
+    """Rows of canonical table `table` in cache entry `entry` (its manifest), 0 if unknown."""
+    try:
+        rows = json.loads((entry / MANIFEST).read_text())["tables"].get(table, 0)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return 0
+    return rows if isinstance(rows, int) else 0
+
+
 def find(path: Path, report: str, cache_dir: Path | None) -> StoredReport | None:
     entry = entry_of(path, cache_dir)
     return None if entry is None else read(entry, report)

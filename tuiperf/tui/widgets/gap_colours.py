@@ -23,7 +23,7 @@ FIRST_SID = 10
 #: glyphs that carry the cause without colour: the step budget bar's, none of them a busy
 #: glyph of the timeline (█ ▓ ░, # = .)
 ASCII_GAP = {"data": "d", "sync": "s", "cpu_bound": "c", "other": "_"}
-GPU_TABLES = ("kernels", "memcpy", "memset")
+GPU_TABLES = ("kernels", "memcpy", "memset", "graphs")
 
 
 class GapColours:

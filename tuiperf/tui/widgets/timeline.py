@@ -57,6 +57,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--kernel",
         "timeline--memcpy",
         "timeline--memset",
+        "timeline--graph",
         "timeline--api",
         "timeline--nvtx",
         "timeline--osrt",
