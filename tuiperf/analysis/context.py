@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 #: the GPU work tables; "graphs" (whole CUDA graph executions) is busy time like kernels
 GPU_TABLES = ("kernels", "memcpy", "memset", "graphs")
+NSYS_GPU_TABLES = GPU_TABLES[:3]
 
 
 @dataclass
@@ -60,8 +61,17 @@ class Ctx:
 
     @cached_property
     def gpu_ops(self) -> GpuOps:
+        return self._ops(GPU_TABLES)
+
+    @cached_property
+    def nsys_gpu_ops(self) -> GpuOps:
+        """The GPU work `nsys analyze` looks at: kernels, memcpy and memset, not whole-graph
+        executions (the six nsys rules keep its answers, graphs or not)."""
+        return self._ops(NSYS_GPU_TABLES)
+
+    def _ops(self, tables: tuple[str, ...]) -> GpuOps:
         parts = []
-        for i, name in enumerate(GPU_TABLES):
+        for i, name in enumerate(tables):
             t = self.table(name)
             n = t.num_rows
             parts.append((

@@ -328,7 +328,7 @@ def _gpu_groups(ctx: Ctx) -> list[_Group]:
 
 
 def _build_groups(ctx: Ctx) -> list[_Group]:
-    ops = ctx.gpu_ops
+    ops = ctx.nsys_gpu_ops
     keep = ops.start > 0
     pid, dev = ops.pid[keep], ops.device[keep]
     start, end, cx = ops.start[keep], ops.end[keep], ops.context[keep]
@@ -361,7 +361,7 @@ def _build_groups(ctx: Ctx) -> list[_Group]:
 
 def gpu_gaps(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
     """Stretches where a GPU is idle longer than `gap_ms`, inside each (pid, device) span."""
-    if ctx.gpu_ops.start.size == 0:
+    if ctx.nsys_gpu_ops.start.size == 0:
         raise Skip("no GPU operations in this report")
     threshold = opts.gap_ms * 1_000_000
     cols: dict[str, list[int]] = {k: [] for k in ("start", "dur", "pid", "device", "context")}
@@ -445,7 +445,7 @@ def _low_chunks(g: _Group, chunks: int, threshold: int) -> list[tuple[int, int, 
 
 def gpu_time_util(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
     """Regions where a GPU's time utilisation is below the threshold (chunked, merged)."""
-    if ctx.gpu_ops.start.size == 0:
+    if ctx.nsys_gpu_ops.start.size == 0:
         raise Skip("no GPU operations in this report")
     if not 1 <= opts.util_chunks <= 1000:
         raise ValueError("chunks must be between 1 and 1000")
