@@ -219,6 +219,11 @@ class Profile:
         return self.table("memset")
 
     @property
+    def graphs(self) -> pa.Table:
+        """Whole CUDA graph executions (nsys's default graph-trace mode)."""
+        return self.table("graphs")
+
+    @property
     def api(self) -> pa.Table:
         """CUDA runtime and driver API calls."""
         return self.table("api")
