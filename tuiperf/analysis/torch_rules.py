@@ -59,6 +59,7 @@ _SYNC_API = re.compile(
 )
 _DATA_PHASE = re.compile(r"^(data|load|batch|fetch|input)|dataloader", re.IGNORECASE)
 _OPTIM = re.compile(r"optim", re.IGNORECASE)
+_ZERO_GRAD = re.compile(r"zero_grad", re.IGNORECASE)
 _LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw", re.IGNORECASE)
 _GEMM = re.compile(r"gemm|conv|fprop|dgrad|wgrad", re.IGNORECASE)
 _FP32_SIMT = re.compile(r"sgemm|ffma|f32f32_f32f32_f32|scudnn", re.IGNORECASE)
@@ -434,18 +435,28 @@ def top_kernel(ctx: Ctx) -> list[Finding]:
 
 # -- optimizer ---------------------------------------------------------------------------
 def _optimizer_windows(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
+    """The optimizer's update ranges in steady steps, nested ones merged: an `optimizer`
+    NVTX range or torch.profiler's `Optimizer.step#…`, not `Optimizer.zero_grad#…` and not
+    the GPU-side copies of the annotations (they have no process)."""
     nv = ctx.table("nvtx")
     if nv.num_rows == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    m = A.name_mask(nv, "text", _OPTIM)
+    m = A.name_mask(nv, "text", _OPTIM) & ~A.name_mask(nv, "text", _ZERO_GRAD)
+    m &= A.ints(nv, "pid", -1) >= 0
     s, e = A.ints(nv, "start")[m], A.ints(nv, "end", -1)[m]
     ok = e > s
     s, e = s[ok], e[ok]
     if ctx.steps.found:
         keep = _steady_mask(ctx.steps, ctx.steps.index_of(s))
         s, e = s[keep], e[keep]
-    order = np.argsort(s)
-    return s[order], e[order]
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], np.maximum.accumulate(e[order]) if len(e) else e[order]
+    first = np.ones(len(s), bool)
+    first[1:] = s[1:] >= e[:-1]  # a window that starts inside the one before is nested
+    groups = np.cumsum(first) - 1
+    ends = np.zeros(int(first.sum()), np.int64)
+    np.maximum.at(ends, groups, e)
+    return s[first], ends
 
 
 def tiny_optimizer_kernels(ctx: Ctx) -> list[Finding]:
@@ -457,7 +468,8 @@ def tiny_optimizer_kernels(ctx: Ctx) -> list[Finding]:
     launch = ctx.launch_time("kernels")
     i = np.searchsorted(a, launch, "right") - 1
     rows = np.flatnonzero((i >= 0) & (launch < b[np.maximum(i, 0)]))
-    per_step = len(rows) / len(a)
+    n_steps = len(np.unique(ctx.steps.index_of(a))) if ctx.steps.found else len(a)
+    per_step = len(rows) / max(n_steps, 1)
     if len(rows) == 0:
         return []
     med = float(np.median(A.ints(k, "duration")[rows]))
