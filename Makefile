@@ -28,18 +28,17 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 demo: $(STAMP_RUN)
 	$(BIN)/tuiperf
 
-test: $(STAMP_DEV)
+# the README's test command, and what CI runs (.ci/run): the fast checks first, then the tests
+test: lint $(STAMP_DEV)
+	$(BIN)/mypy tuiperf
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check tuiperf tests bench scripts
 	$(BIN)/ruff format --check tuiperf tests bench scripts
 
-# what CI runs (.ci/run): the fast checks first, the tests last
-check: lint $(STAMP_DEV)
-	$(BIN)/mypy tuiperf
-	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+check: test
 
 bench: $(STAMP_DEV)
 	$(BIN)/python bench/run.py
