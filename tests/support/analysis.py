@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import functools
-import lzma
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
+from tests.support.data import unxz
 from tuiperf.analysis.context import Ctx
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
@@ -19,18 +17,9 @@ REF = DATA / "analysis"
 FIXTURES = ("cnn_osrt", "vit_amp", "lstm", "vit_range")
 
 
-@functools.cache
-def _workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="tuiperf-analysis-"))
-
-
-@functools.cache
 def sqlite_path(name: str) -> Path:
     """The fixture decompressed once per test session (the .xz in tests/data stays)."""
-    out = _workdir() / f"{name}.sqlite"
-    with lzma.open(NSYS / f"{name}.sqlite.xz") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return unxz(NSYS / f"{name}.sqlite.xz")
 
 
 @functools.cache
@@ -47,12 +36,8 @@ def kineto_trace(name: str) -> Trace:
     return open_trace(DATA / "kineto" / f"kineto_{name}.json.gz", OpenOptions(use_cache=False))
 
 
-@functools.cache
 def ncu_path(name: str) -> Path:
-    out = _workdir() / f"{name}.ncu-rep"
-    with lzma.open(DATA / "ncu" / f"{name}.ncu-rep.xz") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return unxz(DATA / "ncu" / f"{name}.ncu-rep.xz")
 
 
 @functools.cache

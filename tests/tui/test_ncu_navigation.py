@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import io
-import lzma
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from textual.widgets import Collapsible
 
+from tests.support.data import unxz
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.screens.help import HelpScreen
@@ -25,10 +25,8 @@ NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 
 
 @pytest.fixture(scope="module")
-def vit_full(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ncu") / "vit_full.ncu-rep"
-    out.write_bytes(lzma.decompress((NCU / "vit_full.ncu-rep.xz").read_bytes()))
-    return out
+def vit_full() -> Path:
+    return unxz(NCU / "vit_full.ncu-rep.xz")
 
 
 @pytest.fixture(autouse=True)

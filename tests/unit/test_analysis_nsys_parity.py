@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import lzma
-
 import pytest
 
 from tests.support.analysis import DATA, FIXTURES, ctx_of, parse_analyze, reference
+from tests.support.data import unxz
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import Finding
 from tuiperf.analysis.nsys_rules import RULES, NsysOptions, sqlite_round1
@@ -80,13 +79,9 @@ GRAPH_CAPTURES = ("graphs_default", "graphs_node", "compile")
 
 @pytest.mark.parametrize("name", GRAPH_CAPTURES)
 @pytest.mark.parametrize("rule", list(RULES))
-def test_same_rows_as_nsys_analyze_with_cuda_graphs(
-    name: str, rule: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def test_same_rows_as_nsys_analyze_with_cuda_graphs(name: str, rule: str) -> None:
     graphs = DATA / "graphs"
-    path = tmp_path_factory.getbasetemp() / f"{name}.sqlite"
-    if not path.exists():
-        path.write_bytes(lzma.decompress((graphs / f"{name}.sqlite.xz").read_bytes()))
+    path = unxz(graphs / f"{name}.sqlite.xz")
     ref = parse_analyze((graphs / f"analyze_{name}.txt").read_text())
     ctx = Ctx(open_trace(path, OpenOptions(use_cache=False)))
     _same_rows(

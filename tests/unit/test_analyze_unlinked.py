@@ -4,11 +4,11 @@ the timeline never ran are listed apart, after the timeline's, with no saving; n
 from __future__ import annotations
 
 import io
-import lzma
 from pathlib import Path
 
 import pytest
 
+from tests.support.data import unxz
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import SOURCE_NCU
 from tuiperf.analysis.render import print_text
@@ -21,15 +21,13 @@ pytest.importorskip("ncu_report")
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 
 
-def _ncu(name: str, tmp: Path) -> KernelMetrics:
-    path = tmp / f"{name}.ncu-rep"
-    path.write_bytes(lzma.decompress((NCU / f"{name}.ncu-rep.xz").read_bytes()))
-    return open_ncu(path, OpenOptions(use_cache=False))
+def _ncu(name: str) -> KernelMetrics:
+    return open_ncu(unxz(NCU / f"{name}.ncu-rep.xz"), OpenOptions(use_cache=False))
 
 
-def test_other_programs_ncu_findings_go_apart(nsys_dir: Path, tmp_path: Path) -> None:
+def test_other_programs_ncu_findings_go_apart(nsys_dir: Path) -> None:
     trace = open_trace(nsys_dir / "vit_amp.sqlite", OpenOptions(use_cache=False))
-    res = analyze(trace, _ncu("lstm_basic", tmp_path))
+    res = analyze(trace, _ncu("lstm_basic"))
     ranked_ncu = [f for f in res.findings if f.source == SOURCE_NCU]
     assert res.unlinked  # the LSTM report's findings are there, apart
     assert not ranked_ncu  # none of its kernels has a launch with its grid/block in the ViT
@@ -43,9 +41,9 @@ def test_other_programs_ncu_findings_go_apart(nsys_dir: Path, tmp_path: Path) ->
     assert apart > text.index(" 1. ")  # after the timeline's findings
 
 
-def test_same_programs_ncu_findings_are_ranked(nsys_dir: Path, tmp_path: Path) -> None:
+def test_same_programs_ncu_findings_are_ranked(nsys_dir: Path) -> None:
     trace = open_trace(nsys_dir / "vit_range.sqlite", OpenOptions(use_cache=False))
-    res = analyze(trace, _ncu("vit_full", tmp_path))
+    res = analyze(trace, _ncu("vit_full"))
     assert not res.unlinked
     ranked_ncu = [f for f in res.findings if f.source == SOURCE_NCU]
     assert ranked_ncu and all(f.evidence.rows["table"][0].as_py() == "kernels" for f in ranked_ncu)
@@ -54,10 +52,10 @@ def test_same_programs_ncu_findings_are_ranked(nsys_dir: Path, tmp_path: Path) -
     assert len(keys) == len(set(keys))
 
 
-def test_savings_say_what_they_are_a_share_of(nsys_dir: Path, tmp_path: Path) -> None:
+def test_savings_say_what_they_are_a_share_of(nsys_dir: Path) -> None:
     """A % of the whole capture (start-up included) beside a % of step time misled: each
     report says its whole, and every saving names it."""
-    alone = analyze(None, _ncu("vit_full", tmp_path))
+    alone = analyze(None, _ncu("vit_full"))
     assert alone.saving_basis == "the profiled kernels' summed duration"
     total = alone.profiled_ns  # the summed ncu durations
     f = next(f for f in alone.findings if f.est_saving_ns)

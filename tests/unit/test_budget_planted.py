@@ -4,14 +4,12 @@ examples/budget/programs.py): the budget and the first finding name the planted 
 from __future__ import annotations
 
 import functools
-import lzma
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.data import unxz
 from tests.support.intervals import gpu_spans as _gpu_spans
 from tests.support.intervals import union_ns as _union_ns
 from tuiperf.analysis.context import Ctx
@@ -34,16 +32,8 @@ KINETO = ("cpu_bound", "data_bound", "sync_bound", "gpu_bound", "copy_bound")
 
 
 @functools.cache
-def _dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="tuiperf-budget-"))
-
-
-@functools.cache
 def planted(name: str) -> Trace:
-    out = _dir() / f"{name}.sqlite"
-    with lzma.open(BUDGET / f"{name}.sqlite.xz") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return open_trace(out, OpenOptions(use_cache=False))
+    return open_trace(unxz(BUDGET / f"{name}.sqlite.xz"), OpenOptions(use_cache=False))
 
 
 @functools.cache

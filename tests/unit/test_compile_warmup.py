@@ -3,12 +3,12 @@ compiles and autotunes for seconds; it stays out of the steady figures and is na
 
 from __future__ import annotations
 
-import lzma
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from tests.support.data import unxz
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import step_budget
 from tuiperf.load.open import OpenOptions, open_trace
@@ -17,10 +17,8 @@ GRAPHS = Path(__file__).resolve().parents[1] / "data" / "graphs"
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("compile") / "compile.sqlite"
-    out.write_bytes(lzma.decompress((GRAPHS / "compile.sqlite.xz").read_bytes()))
-    return out
+def compiled() -> Path:
+    return unxz(GRAPHS / "compile.sqlite.xz")
 
 
 def test_compilation_is_start_up_and_named(compiled: Path) -> None:

@@ -7,14 +7,12 @@ import csv
 import functools
 import io
 import json
-import lzma
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import assert_one_line_error, run_cli
+from tests.support.data import unxz
 from tuiperf.analysis.diff import (
     FASTER,
     SAME,
@@ -38,18 +36,10 @@ BUDGET = Path(__file__).resolve().parent.parent / "data" / "budget"
 
 
 @functools.cache
-def _dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="tuiperf-diff-"))
-
-
-@functools.cache
 def path(name: str) -> Path:
     if name.endswith(".kineto"):
         return BUDGET / f"{name}.json.gz"
-    out = _dir() / f"{name}.sqlite"
-    with lzma.open(BUDGET / f"{name}.sqlite.xz") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return unxz(BUDGET / f"{name}.sqlite.xz")
 
 
 @functools.cache

@@ -3,12 +3,12 @@ kernel with the most GPU time always gets a line."""
 
 from __future__ import annotations
 
-import lzma
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
+from tests.support.data import unxz
 from tuiperf.analysis import ncu_rules
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
@@ -47,10 +47,8 @@ def test_a_small_cudnn_grid_gets_channels_last_not_cuda_graphs() -> None:
 
 
 @pytest.mark.parametrize("report", ["vit_full", "lstm_basic"])
-def test_every_ncu_finding_names_a_pytorch_change(report: str, tmp_path: Path) -> None:
-    path = tmp_path / f"{report}.ncu-rep"
-    path.write_bytes(lzma.decompress((NCU / f"{report}.ncu-rep.xz").read_bytes()))
-    km = open_ncu(path, OpenOptions(use_cache=False))
+def test_every_ncu_finding_names_a_pytorch_change(report: str) -> None:
+    km = open_ncu(unxz(NCU / f"{report}.ncu-rep.xz"), OpenOptions(use_cache=False))
     found = [f for rule in ncu_rules.RULES.values() for f in _run(rule, km)]
     assert found
     for f in found:

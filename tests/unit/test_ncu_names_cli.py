@@ -6,11 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import lzma
 from pathlib import Path
 
 import pytest
 
+from tests.support.data import unxz
 from tuiperf.cli import main
 
 pytest.importorskip("ncu_report")
@@ -19,12 +19,10 @@ NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 
 
 @pytest.fixture(scope="module", params=["lstm_basic", "vit_full"])
-def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    out = tmp_path_factory.mktemp("ncu")
+def report(request: pytest.FixtureRequest) -> tuple:
     name = request.param
-    rep = out / f"{name}.ncu-rep"
-    rep.write_bytes(lzma.decompress((NCU / f"{name}.ncu-rep.xz").read_bytes()))
-    text = lzma.decompress((NCU / f"{name}.details.csv.xz").read_bytes()).decode("utf-8")
+    rep = unxz(NCU / f"{name}.ncu-rep.xz")
+    text = unxz(NCU / f"{name}.details.csv.xz").read_text(encoding="utf-8")
     names = {r["ID"]: r["Kernel Name"] for r in csv.DictReader(io.StringIO(text))}
     return rep, names
 

@@ -3,11 +3,11 @@ for the whole of a 45-kernel report, and Esc could act only at the end)."""
 
 from __future__ import annotations
 
-import lzma
 from pathlib import Path
 
 import pytest
 
+from tests.support.data import unxz
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.load.progress import Progress
@@ -17,9 +17,8 @@ pytest.importorskip("ncu_report")
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 
 
-def test_one_step_per_result_and_a_cancel_point(tmp_path: Path) -> None:
-    path = tmp_path / "lstm_basic.ncu-rep"
-    path.write_bytes(lzma.decompress((NCU / "lstm_basic.ncu-rep.xz").read_bytes()))
+def test_one_step_per_result_and_a_cancel_point() -> None:
+    path = unxz(NCU / "lstm_basic.ncu-rep.xz")
     steps: list[Progress] = []
     km = open_ncu(path, OpenOptions(use_cache=False, progress=steps.append))
     reads = [s for s in steps if s.phase == "read kernel"]
