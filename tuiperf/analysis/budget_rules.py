@@ -78,6 +78,26 @@ def _per_step_evidence(b: Budget, part: str) -> Evidence:
     )
 
 
+def _finding(
+    rule: str, sev: Severity, msg: str, b: Budget, part: str, metrics: dict, fix: Fix | None = None
+) -> Finding:
+    """A finding about the steady steps' budget part `part`: its time is the saving, its
+    per-step time the evidence."""
+    return Finding(
+        rule=rule,
+        title=fixes.title_for(rule),
+        severity=sev,
+        message=msg,
+        fix=fix or fixes.fix_for(rule),
+        scope=_scope(b),
+        source=SOURCE_TUIPERF,
+        count=b.n_steady,
+        evidence=_per_step_evidence(b, part),
+        est_saving_ns=b.steady.ns[part],
+        metrics=metrics,
+    )
+
+
 def _steady_kernels(ctx: Ctx, b: Budget) -> np.ndarray:
     """Rows of the kernels launched inside the steady steps."""
     return _steady_rows(ctx, b, "kernels")
@@ -102,7 +122,7 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     if share < CPU_BOUND_SHARE:
         return []
     nums = _cpu_numbers(ctx, b)
-    per_step, n_steps = nums["kernels_per_step"], b.n_steady
+    per_step = nums["kernels_per_step"]
     msg = (
         f"The GPU is busy {st.pct('busy'):.0f}% of the steady-state steps and waits for the "
         f"CPU {share:.0%} of the time: its queue is empty, each kernel starts as soon as it "
@@ -112,20 +132,7 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     )
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
-    f = Finding(
-        rule="cpu_bound",
-        title=fixes.title_for("cpu_bound"),
-        severity=sev,
-        message=msg,
-        fix=_cpu_fix(nums),
-        scope=_scope(b),
-        source=SOURCE_TUIPERF,
-        count=n_steps,
-        evidence=_per_step_evidence(b, "cpu_bound"),
-        est_saving_ns=st.ns["cpu_bound"],
-        metrics=nums,
-    )
-    return [f]
+    return [_finding("cpu_bound", sev, msg, b, "cpu_bound", nums, _cpu_fix(nums))]
 
 
 def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
@@ -194,25 +201,12 @@ def gpu_bound(ctx: Ctx) -> list[Finding]:
         f"The GPU computes {share:.0%} of the steady-state steps (idle {st.pct('idle'):.0f}%): "
         f"the step is as long as its kernels. Kernel time by name: {tops}."
     )
-    return [
-        Finding(
-            rule="gpu_bound",
-            title=fixes.title_for("gpu_bound"),
-            severity=Severity.INFO,
-            message=msg,
-            fix=fixes.fix_for("gpu_bound"),
-            scope=_scope(b),
-            source=SOURCE_TUIPERF,
-            count=b.n_steady,
-            evidence=_per_step_evidence(b, "compute"),
-            est_saving_ns=st.ns["compute"],
-            metrics={
-                "compute_share": round(share, 4),
-                "idle_share": round(st.pct("idle") / 100, 4),
-                "top_kernels": [str(uniq[i]) for i in top],
-            },
-        )
-    ]
+    metrics = {
+        "compute_share": round(share, 4),
+        "idle_share": round(st.pct("idle") / 100, 4),
+        "top_kernels": [str(uniq[i]) for i in top],
+    }
+    return [_finding("gpu_bound", Severity.INFO, msg, b, "compute", metrics)]
 
 
 def copy_bound(ctx: Ctx) -> list[Finding]:
@@ -243,26 +237,13 @@ def copy_bound(ctx: Ctx) -> list[Finding]:
         "while a copy runs). The copies are from pinned memory already: the step is as long "
         "as its transfers."
     )
-    return [
-        Finding(
-            rule="copy_bound",
-            title=fixes.title_for("copy_bound"),
-            severity=Severity.WARNING,
-            message=msg,
-            fix=fixes.fix_for("copy_bound"),
-            scope=_scope(b),
-            source=SOURCE_TUIPERF,
-            count=b.n_steady,
-            evidence=_per_step_evidence(b, "copy"),
-            est_saving_ns=st.ns["copy"],
-            metrics={
-                "copy_share": round(share, 4),
-                "bytes_per_step": per_step,
-                "gb_per_s": round(float(rate), 2),
-                "main_kind": str(uniq[top]),
-            },
-        )
-    ]
+    metrics = {
+        "copy_share": round(share, 4),
+        "bytes_per_step": per_step,
+        "gb_per_s": round(float(rate), 2),
+        "main_kind": str(uniq[top]),
+    }
+    return [_finding("copy_bound", Severity.WARNING, msg, b, "copy", metrics)]
 
 
 def _steady_rows(ctx: Ctx, b: Budget, table: str) -> np.ndarray:
