@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from tuiperf.model import arrays as A
 from tuiperf.model.metrics import KernelMetrics
-from tuiperf.model.ncu_groups import groups, has_mangled
+from tuiperf.model.ncu_groups import KernelGroup, groups, has_mangled
 from tuiperf.model.ncu_names import normalize
 from tuiperf.model.trace import Trace
 
@@ -255,7 +255,8 @@ def build_link(trace: Trace, km: KernelMetrics) -> NcuLink:
     level = np.zeros(n, np.int8)
     choices: list[tuple[int, ...]] = []
     index: dict[tuple[int, ...], int] = {}
-    matched_on, pairs = _name_groups(trace, km)
+    gs = groups(km, trace) if n and len(km) else []  # weighed once, used twice below
+    matched_on, pairs = _name_groups(trace, km, gs)
 
     def assign(rows: np.ndarray, ids: tuple[int, ...], lv: int) -> None:
         if len(rows) == 0:
@@ -276,8 +277,9 @@ def build_link(trace: Trace, km: KernelMetrics) -> NcuLink:
         launches, nvtx = _launches(trace), _Nvtx(trace)
         for ids, rows in pairs:
             _narrow(km, ids, rows, launches, nvtx, assign, alike)
-    for ids, rows in _similar_groups(trace, km):
-        alike(rows, ids)
+    for g in gs:  # the same kernel with another launch configuration, or a short name only
+        if g.similar_rows is not None:
+            alike(g.similar_rows, g.ids)
     link = _finish(km, kt, choice, level, choices, matched_on)
     for kid, parts in similar.items():
         rows = np.setdiff1d(np.concatenate(parts), link.rows_for(kid))
@@ -286,20 +288,15 @@ def build_link(trace: Trace, km: KernelMetrics) -> NcuLink:
     return link
 
 
-def _similar_groups(trace: Trace, km: KernelMetrics) -> list[tuple[list[int], np.ndarray]]:
-    """[(ncu ids, launches)] of kernels that only share a short name with the trace's."""
-    if not trace.has("kernels") or len(km) == 0:
-        return []
-    return [(g.ids, g.similar_rows) for g in groups(km, trace) if g.similar_rows is not None]
-
-
-def _name_groups(trace: Trace, km: KernelMetrics) -> tuple[str, list[tuple[list[int], Any]]]:
-    """(what matched, [(ncu ids sorted, nsys rows)]) by mangled name, else by name."""
+def _name_groups(
+    trace: Trace, km: KernelMetrics, gs: list[KernelGroup]
+) -> tuple[str, list[tuple[list[int], Any]]]:
+    """(what matched, [(ncu ids sorted, nsys rows)]) by mangled name (the groups `gs`
+    already hold those rows), else by name."""
     kt = trace.table("kernels")
     if kt.num_rows == 0 or len(km) == 0:
         return "mangled name", []
     if has_mangled(kt) and any(km.kernels.column("mangled").to_pylist()):
-        gs = groups(km, trace)
         return "mangled name", [(sorted(g.ids), g.nsys_rows) for g in gs if g.nsys_rows is not None]
     codes, values = A.codes(kt, "name")
     by_key: dict[str, list[int]] = {}
