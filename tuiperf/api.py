@@ -278,12 +278,12 @@ class Profile:
         reports, `op_sum`, `step_budget`), kept in the cache entry like the CLI's."""
         from tuiperf.analysis import budget_report
         from tuiperf.summaries.names import REPORT_NAMES, resolve
-        from tuiperf.summaries.reports import compute_cached, register
+        from tuiperf.summaries.reports import compute_cached
 
         found = resolve(name)
         if found is None:
             raise UsageError(f"unknown report {name!r}; reports: {', '.join(REPORT_NAMES)}")
-        register(budget_report.REPORT, budget_report.step_budget_table, budget_report.SOURCE_TABLES)
+        budget_report.offer()
         stats = compute_cached(self._timeline(), found)
         return Summary(found, stats.data, {c.key: c.header for c in stats.columns})
 

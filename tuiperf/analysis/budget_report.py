@@ -67,3 +67,11 @@ def _row(step: str, kind: str, dev: int, p: Parts, method: str) -> dict[str, obj
         "overlap_ns": p.overlap_ns,
         "method": method,
     }
+
+
+def offer() -> None:
+    """Offer this report to `tuiperf summary` and the Python API (the summaries floor below
+    cannot import the analysis that computes it)."""
+    from tuiperf.summaries.reports import register
+
+    register(REPORT, step_budget_table, SOURCE_TABLES)

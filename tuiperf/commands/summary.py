@@ -107,10 +107,10 @@ def _computed(
     table) from the report's tables."""
     from tuiperf.analysis import budget_report
     from tuiperf.load.open import open_trace
-    from tuiperf.summaries.reports import compute_cached, graph_note, register, report_is_empty
+    from tuiperf.summaries.reports import compute_cached, graph_note, report_is_empty
 
     # the step budget is analysis (a floor above the summaries): offered from here
-    register(budget_report.REPORT, budget_report.step_budget_table, budget_report.SOURCE_TABLES)
+    budget_report.offer()
     trace = open_trace(path, open_options(args))
     table = compute_cached(trace, name)
     if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'
