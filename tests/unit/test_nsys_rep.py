@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import NSYS_DATA
 from tests.support.cli import assert_one_line_error, cache_is_clean, digest, run_cli
+from tuiperf.load import nsys_rep
+from tuiperf.load.progress import Progress
 
 STANDIN = Path(__file__).parent / "standin" / "nsys"
 
@@ -180,3 +182,44 @@ def test_killed_export_leaves_no_debris(workdir: Path) -> None:
         "info", str(rep), "--cache-dir", str(cache), env=env_for(workdir, STANDIN_NO_ARROWDIR="1")
     )
     assert again.returncode == 0, again.stderr
+
+
+def _export_with_standin(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, name: str, **env: str
+) -> tuple[Path, list[Progress]]:
+    for key, value in env_for(workdir, **env).items():
+        monkeypatch.setenv(key, value)
+    seen: list[Progress] = []
+    out = nsys_rep.run_export(workdir / "reports" / name, workdir / "exports_tmp", seen.append)
+    return out, seen
+
+
+def test_export_shows_nsys_progress_and_time(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, seen = _export_with_standin(
+        workdir, monkeypatch, "cnn_osrt.nsys-rep", STANDIN_SECONDS="1.5"
+    )
+    assert out.is_dir() and out.name == "export"
+    assert all(s.phase == "nsys export → arrowdir" for s in seen)
+    size_mib = (workdir / "reports" / "cnn_osrt.nsys-rep").stat().st_size / 2**20
+    assert seen[0].total == 0 and f"report {size_mib:.0f} MiB" in seen[0].detail  # not silent
+    counted = [s for s in seen if s.total == 100]
+    assert len(counted) >= 2, seen  # nsys's own bar, followed while it runs
+    assert [s.done for s in counted] == sorted(s.done for s in counted)
+    assert "34,684 events" in counted[-1].detail
+
+
+def test_export_asks_for_json_payloads_and_falls_back_to_sqlite(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    log = tmp_path / "argv.txt"
+    out, _ = _export_with_standin(
+        workdir, monkeypatch, "vit_range.nsys-rep", STANDIN_NO_ARROWDIR="1", STANDIN_ARGV=str(log)
+    )
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2, calls  # arrowdir refused by this older nsys, then sqlite
+    assert "--type arrowdir" in calls[0] and "--type sqlite" in calls[1]
+    assert all("--include-json=true" in c for c in calls)  # Python backtraces need it
+    assert out.name == "export.sqlite" and out.is_file()
+    assert [p.name for p in out.parent.iterdir()] == ["export.sqlite"]  # no arrowdir debris
