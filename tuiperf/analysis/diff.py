@@ -64,6 +64,7 @@ class Side:
     api: dict[str, Agg]
     findings: dict[str, tuple[str, float, int]]  # key -> (title, % of step, saving ns)
     events: int
+    tool: str = ""  # what captured it: "Nsight Systems", "torch.profiler (Kineto)"
 
     @property
     def n_steps(self) -> int:
@@ -197,6 +198,7 @@ def measure(trace: Trace, path: str, findings: bool = True) -> Side:
         api={},
         findings=found,
         events=sum(trace.table(t).num_rows for t in ("kernels", "memcpy", "memset", "api")),
+        tool=trace.meta.tool,
     )
 
 
@@ -541,6 +543,12 @@ def _notes(before: Side, after: Side) -> list[str]:
             notes.append(f"{name} has no steady steps (no step ranges and no repeating "
                          "kernel pattern): step time and the budget cannot be compared; "
                          "kernels, copies and calls are whole-report totals")  # fmt: skip
+    if before.tool and after.tool and before.tool != after.tool:
+        notes.append(f"captured by different tools ({before.tool} vs {after.tool}): "
+                     "kernels, copies and the GPU parts of the budget compare; "
+                     "host-side time (CPU-bound, CUDA API calls, so step time too) carries "
+                     "each profiler's own overhead (torch.profiler records every operator), "
+                     "and calls that only one tool records appear or vanish")  # fmt: skip
     unnamed = [n for n, s in (("before", before), ("after", after)) if s.events and not s.gpus]
     if unnamed:
         notes.append(f"the GPU model of {' and '.join(unnamed)} is not recorded: whether "
