@@ -129,6 +129,11 @@ async def test_steps_move_together_and_tables_cycle() -> None:
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert view.step(0) == s0 and view.step(1) == s1
+        # the mouse neither zooms nor selects: the two keep one scale
+        vp = tl0.vp
+        await pilot.click("#diff-timeline-0", offset=(40, 2))
+        await pilot.pause()
+        assert tl0.vp == vp and tl0.selection is None
         await pilot.press("t")
         await pilot.pause()
         assert view.section_key == "kernels"

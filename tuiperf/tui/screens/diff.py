@@ -80,8 +80,25 @@ class StepTimeline(Timeline):
         self._fit = fit
 
     def on_resize(self, event: events.Resize) -> None:
-        super().on_resize(event)
+        # before Timeline's own handler, which then finds the width already applied
         self._fit(self)
+
+    def _still(self, event: events.MouseEvent) -> None:
+        """The mouse neither zooms, drags nor selects here: both timelines keep one scale."""
+        event.prevent_default()
+        event.stop()
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._still(event)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self._still(event)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self._still(event)
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        self._still(event)
 
 
 class DiffTable(TableBody, inherit_bindings=False):
