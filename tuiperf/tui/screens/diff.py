@@ -11,6 +11,7 @@ the table, `q` / `esc` leave).
 from __future__ import annotations
 
 import argparse
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -28,6 +29,7 @@ from textual.worker import WorkerFailed
 from tuiperf.analysis.diff_view import DiffView, lanes_to_show
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.load.progress import Progress
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.timeline_state import Row
 from tuiperf.tui.actions import bindings, for_scope
@@ -37,6 +39,14 @@ from tuiperf.tui.widgets.help import keys_table
 from tuiperf.tui.widgets.table_body import TableBody
 from tuiperf.tui.widgets.table_rows import Col
 from tuiperf.tui.widgets.timeline import Timeline
+
+#: the loading line changes at most this often (seconds), a new phase always
+PROGRESS_INTERVAL = 0.25
+
+
+class LoadCancelled(Exception):
+    """Raised inside the loader when the user left while it ran."""
+
 
 #: characters of the table's cells that --ascii spells out (beyond `asciify`'s)
 _MORE_ASCII = str.maketrans({"≤": "<=", "—": "-", "±": "+/-"})
@@ -279,16 +289,52 @@ class DiffApp(App[int]):
 
     @work(thread=True, exclusive=True, name="load", exit_on_error=True)
     def load(self) -> None:
+        names = (self.paths[0].name, self.paths[1].name)
+        last = [0.0]
+
+        def say(text: str, always: bool = False) -> None:
+            """What is being done now, on screen (at most every PROGRESS_INTERVAL)."""
+            if self.cancelled:
+                raise LoadCancelled
+            now = time.monotonic()
+            if always or now - last[0] >= PROGRESS_INTERVAL:
+                last[0] = now
+                self.call_from_thread(self._phase, text)
+
         try:
-            traces = [open_trace(p, self.opts) for p in self.paths]
-            lanes = [build_lanes(t) for t in traces]
-            names = (self.paths[0].name, self.paths[1].name)
+            traces, lanes = [], []
+            for i, path in enumerate(self.paths):
+                role = ("baseline", "compared")[i]
+                say(f"{role}: open {names[i]}", True)
+
+                def opened(step: Progress, role: str = role) -> None:
+                    say(f"{role}: {step}")
+
+                def indexed(what: str, fraction: float, role: str = role) -> None:
+                    say(f"{role}: {what}")
+
+                traces.append(open_trace(path, replace(self.opts, progress=opened)))
+                say(f"{role}: index lanes", True)
+                lanes.append(build_lanes(traces[-1], indexed))
+            say("compare: steps, budget, names and findings", True)
             view = DiffView.of(traces[0], traces[1], names, lanes)
+        except LoadCancelled:
+            return
         except TuiperfError as e:
             self.call_from_thread(self._failed, e)
             return
+        except Exception:
+            if self.cancelled or self._exit:  # the user left meanwhile: no crash
+                return
+            raise  # a crash: the app ends with it, the CLI prints one line
         if not self.cancelled:
             self.call_from_thread(self._loaded, view)
+
+    def _phase(self, text: str) -> None:
+        a, b = (p.name for p in self.paths)
+        line = f"Comparing {a} (baseline) with {b} …\n{text}"
+        for found in self.query("#diff-loading"):
+            cast(Static, found).update(_plain(line, self.ascii_only))
 
     def _loaded(self, view: DiffView) -> None:
         self.view = view
