@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.data import unxz
 from tests.tui.pilot_helpers import screen_lines, sync
-from tuiperf.analysis.diff import FASTER, SAME, SLOWER
+from tuiperf.analysis.diff import FASTER, SAME, SLOWER, api_name
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.screens.diff import DiffApp, DiffHelp, DiffScreen, DiffTable, exit_code
@@ -147,6 +147,40 @@ async def test_steps_move_together_and_tables_cycle() -> None:
 
 
 @sync
+async def test_enter_marks_the_rows_events_on_both_timelines() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await shown(pilot)
+        view = screen.view
+        row = view.rows()[0]
+        await pilot.press("enter")
+        await pilot.pause()
+        for which in (0, 1):
+            found = view.events_of(0, which)
+            assert found is not None
+            table, rows = found
+            marks = screen.timeline(which).matches
+            assert marks is not None and marks.table == table == "api"
+            assert len(marks) == len(rows) > 0
+            # every marked call is one of the row's name (the _vNNNN suffix dropped)
+            names = view.traces[which].table("api", ["name"]).column("name").to_pylist()
+            assert {api_name(names[r]) for r in rows.tolist()} == {row.name}
+            assert marks.mask.sum() == len(rows)
+        await pilot.press("enter")  # again: unmarked
+        await pilot.pause()
+        assert screen.timeline(0).matches is None and screen.timeline(1).matches is None
+        await pilot.press("enter", "escape")  # esc unmarks first, then leaves
+        await pilot.pause()
+        assert screen.timeline(0).matches is None and app.screen is screen
+        await pilot.press("T", "enter")  # findings: nothing to mark
+        await pilot.pause()
+        assert screen.timeline(0).matches is None
+        await pilot.press("escape")
+        await pilot.pause()
+    assert exit_code(app, app.return_code) == 0
+
+
+@sync
 async def test_a_report_against_itself_is_the_same() -> None:
     async with make_app("data_bound", "data_bound").run_test(size=(80, 24)) as pilot:
         screen = await shown(pilot)
@@ -165,7 +199,7 @@ async def test_help_lists_the_diff_keys_and_q_leaves() -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, DiffHelp)
-        assert "Swap baseline" in text(pilot) and "Next step (both)" in text(pilot)
+        assert "Swap baseline" in text(pilot) and "Next step" in text(pilot)
         # first, what the comparison cannot do: the two reports' steady steps differ in number
         assert d.before.n_steps != d.after.n_steps
         assert f"note: different step counts ({d.before.n_steps} vs {d.after.n_steps}" in text(

@@ -108,3 +108,26 @@ def test_a_report_without_steps_shows_all_of_it(tmp_path: Path) -> None:
     assert v.viewport(0, lanes, 80) == Viewport.fit(lanes.lo, lanes.hi, 80)
     assert "no steady steps" in v.title(0)
     assert v.step(1) is not None and v.move_step(1)
+
+
+def test_each_event_is_counted_in_one_row_at_most() -> None:
+    """The events a row marks: the names that row counts, no two rows sharing one."""
+    v = view("cpu_bound", "cpu_bound_fixed")
+    for key in ("kernels", "copies", "api"):
+        while v.section_key != key:
+            v.cycle_section(1)
+        for which, side in enumerate((v.diff.before, v.diff.after)):
+            seen: dict[str, set[int]] = {}
+            for pos, r in enumerate(v.rows()):
+                found = v.events_of(pos, which)
+                assert found is not None
+                table, rows = found
+                mine = set(rows.tolist())
+                assert not mine & seen.setdefault(table, set()), (key, r.name)
+                seen[table] |= mine
+                present = r.before if which == 0 else r.after
+                if present is not None:  # counted inside the steady steps: all of them here
+                    count = r.before_count if which == 0 else r.after_count
+                    assert count is not None and len(mine) >= count * side.n_steps - 1e-6
+    v.cycle_section(1)  # budget parts: no events of their own
+    assert v.section_key == "budget" and v.events_of(0, 0) is None

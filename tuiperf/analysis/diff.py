@@ -302,7 +302,7 @@ def _kernels(
     return _group(keys, _durations(t)[mask]), {k: k for k in keys}
 
 
-def _size_class(n: int) -> str:
+def size_class(n: int) -> str:
     for top, label in SIZE_CLASSES:
         if n <= top:
             return label
@@ -318,7 +318,7 @@ def _copies(trace: Trace, windows: tuple[np.ndarray, np.ndarray] | None) -> dict
         mask = _inside(A.ints(t, "start"), windows)
         nbytes = A.ints(t, "bytes", 0)[mask]
         kinds = _names(t, col, mask, str) if col else ["memset"] * int(mask.sum())
-        keys = [f"{k} {_size_class(int(b))}" for k, b in zip(kinds, nbytes)]
+        keys = [f"{k} {size_class(int(b))}" for k, b in zip(kinds, nbytes)]
         out.update(_group(keys, _durations(t)[mask], nbytes))
     return out
 
@@ -417,11 +417,11 @@ def _kernel_rows(before: Side, after: Side, per_step: bool) -> list[Row]:
     b, a = dict(before.kernels), dict(after.kernels)
     detail: dict[str, str] = {}
     _merge(b, a, loose_name, "spelled differently (demangler)", detail)
-    _merge(b, a, _template_base, "matched by template base (arguments differ)", detail)
+    _merge(b, a, template_base, "matched by template base (arguments differ)", detail)
     return _by_name_rows("kernels", b, a, before, after, per_step, detail)
 
 
-def _template_base(name: str) -> str:
+def template_base(name: str) -> str:
     base = base_name(loose_name(name))
     return base if base.endswith("<…>") else ""
 

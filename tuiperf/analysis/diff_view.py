@@ -9,14 +9,27 @@ The screen (`tuiperf.tui.screens.diff`) draws this state and dispatches keys to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.analysis.diff import Diff, Row, compare, diff_traces, finding_status
+from tuiperf.analysis.diff import (
+    Diff,
+    Row,
+    api_name,
+    compare,
+    diff_traces,
+    finding_status,
+    loose_name,
+    size_class,
+    template_base,
+)
 from tuiperf.analysis.diff_render import change_text, value_text, verdict_line
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.lanes import LaneSet
+from tuiperf.model.ncu_names import normalize
 from tuiperf.model.timeline import Viewport
 from tuiperf.model.trace import Trace
 
@@ -175,6 +188,21 @@ class DiffView:
         }
         return [values[k] for k in keys]
 
+    def events_of(self, pos: int, which: int) -> tuple[str, np.ndarray] | None:
+        """(table, row numbers) of the events that row `pos` of the listed table counts in
+        the baseline (0) or the other report (1), over the whole report; None for a row
+        that is not a name of events (a budget part, a finding)."""
+        r = self.rows()[pos]
+        trace = self.traces[which]
+        if r.section == "kernels":
+            exact = {k.name for k in self.diff.kernels}
+            return "kernels", _name_rows(trace, "kernels", lambda n: _kernel_is(n, r.name, exact))
+        if r.section == "api":
+            return "api", _name_rows(trace, "api", lambda n: api_name(n) == r.name)
+        if r.section == "copies":
+            return _copy_rows(trace, r.name)
+        return None
+
     # --- the steps ----------------------------------------------------------------------
 
     def step(self, which: int) -> StepSpan | None:
@@ -256,3 +284,34 @@ def _change(r: Row) -> str:
         sign = "-" if r.change < 0 else "+"
         return "0" if r.change == 0 else sign + fmt.duration(abs(r.change))
     return change_text(r)
+
+
+def _kernel_is(name: str, row: str, exact: set[str]) -> bool:
+    """Whether a kernel of this name is counted in the diff's row `row`: its normalized
+    name is the row's, or (a name with no row of its own) its demangler-neutral spelling or
+    its template base is."""
+    key = normalize(name)
+    if key == row:
+        return True
+    return key not in exact and row in (loose_name(key), template_base(key))
+
+
+def _name_rows(trace: Trace, table: str, hit: Callable[[str], bool]) -> np.ndarray:
+    t = trace.table(table, ["name"])
+    if not t.num_rows:
+        return np.zeros(0, np.int64)
+    codes, values = A.codes(t, "name")
+    lut = np.array([hit(v) for v in values] + [False], dtype=bool)
+    return np.flatnonzero(lut[codes])
+
+
+def _copy_rows(trace: Trace, row: str) -> tuple[str, np.ndarray] | None:
+    """The copies of one kind and size class (`Host-to-Device ≤64 MiB`, `memset ≤4 KiB`)."""
+    table = "memset" if row.startswith("memset ") else "memcpy"
+    t = trace.table(table)
+    if not t.num_rows:
+        return table, np.zeros(0, np.int64)
+    sizes = A.ints(t, "bytes", 0)
+    kinds = A.strings(t, "copy_kind") if table == "memcpy" else np.full(len(sizes), "memset")
+    keys = [f"{k} {size_class(int(b))}" for k, b in zip(kinds, sizes, strict=True)]
+    return table, np.flatnonzero(np.array([k == row for k in keys], dtype=bool))

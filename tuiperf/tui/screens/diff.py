@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
+import numpy as np
 from rich.console import Group
 from rich.text import Text
 from textual import events, work
@@ -30,10 +31,13 @@ from tuiperf.analysis.diff_view import DiffView, lanes_to_show
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
+from tuiperf.model import arrays as A
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.timeline_state import Row
-from tuiperf.tui.actions import bindings, for_scope
+from tuiperf.model.trace import Trace
+from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
+from tuiperf.tui.matches import Matches
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.widgets.help import keys_table
 from tuiperf.tui.widgets.table_body import TableBody
@@ -112,7 +116,8 @@ class StepTimeline(Timeline):
 
 
 class DiffTable(TableBody, inherit_bindings=False):
-    """The table by change: the rows' keys, less Enter (there is no event to show)."""
+    """The table by change: the rows' keys, less Enter, which is the screen's (it marks
+    the row's events on both timelines)."""
 
     BINDINGS: ClassVar = [
         b for b in bindings("rows") if isinstance(b, Binding) and b.id != "rows.open"
@@ -136,9 +141,7 @@ class DiffHelp(HelpScreen):
                 *([Text("")] if about else []),
                 keys_table("diff", self.ascii_only),
                 Text(""),
-                keys_table(
-                    "rows", self.ascii_only, [k for k in for_scope("rows") if k.id != "rows.open"]
-                ),
+                keys_table("rows", self.ascii_only),
                 Text("\nesc or ? closes this help.", style="dim"),
             )
             yield Static(text, id="help-text")
@@ -162,6 +165,8 @@ class DiffScreen(Screen[None]):
         self.view = view
         self.ascii_only = ascii_only
         self.glyphs = glyphs_for(ascii_only)
+        #: the table row whose events are marked on the timelines, or None
+        self.marked: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="diff-verdict")
@@ -226,7 +231,50 @@ class DiffScreen(Screen[None]):
 
     # --- keys ------------------------------------------------------------------------------
 
+    def on_table_body_activated(self, event: TableBody.Activated) -> None:
+        """A double click on a row: as Enter."""
+        event.stop()
+        self._mark(event.pos)
+
+    def action_mark(self) -> None:
+        """Enter: mark the row's events on both timelines (again: unmark)."""
+        table = self.query_one(DiffTable)
+        if table.rows is not None and len(table.rows):
+            self._mark(table.cursor)
+
+    def _mark(self, pos: int) -> None:
+        if self.marked == pos:
+            self._unmark()
+            return
+        found = [self.view.events_of(pos, which) for which in (0, 1)]
+        if found[0] is None or found[1] is None:
+            self.notify("A budget part or a finding: it has no events of its own.", timeout=3)
+            return
+        for which, (table, rows) in enumerate((found[0], found[1])):
+            matches = event_matches(self.view.traces[which], table, rows)
+            self.timeline(which).set_matches(matches)
+        self.marked = pos
+        name = self.view.rows()[pos].name
+        counts = f"{len(found[0][1]):,} in the baseline, {len(found[1][1]):,} in the other"
+        self.notify(_plain(f"Marked: {name} ({counts}); Enter again or esc unmarks.",
+                           self.ascii_only), timeout=4)  # fmt: skip
+
+    def _unmark(self) -> bool:
+        """Clear the marks; False when none were shown."""
+        if self.marked is None:
+            return False
+        self.marked = None
+        for which in (0, 1):
+            self.timeline(which).set_matches(None)
+        return True
+
+    def action_back(self) -> None:
+        """esc: unmark the marked events, else leave."""
+        if not self._unmark():
+            self.action_leave()
+
     def action_swap_baseline(self) -> None:
+        self._unmark()
         self.view.swap()
         self._show_reports()
         self._show_table()
@@ -242,6 +290,7 @@ class DiffScreen(Screen[None]):
             self._fit(self.timeline(which))
 
     def action_cycle_section(self, direction: int) -> None:
+        self._unmark()
         self.view.cycle_section(direction)
         self._show_table()
 
@@ -250,6 +299,15 @@ class DiffScreen(Screen[None]):
 
     def action_leave(self) -> None:
         self.app.exit(0)
+
+
+def event_matches(trace: Trace, table: str, rows: np.ndarray) -> Matches:
+    """Rows `rows` of `table` as the timeline's highlighted events."""
+    starts = A.ints(trace.table(table, ["start"]), "start")
+    mask = np.zeros(len(starts), dtype=bool)
+    mask[rows] = True
+    order = np.lexsort((rows, starts[rows]))
+    return Matches(table, rows[order], starts[rows][order], mask, starts, True)
 
 
 class DiffApp(App[int]):
