@@ -200,6 +200,7 @@ async def test_help_lists_the_diff_keys_and_q_leaves() -> None:
         await pilot.pause()
         assert isinstance(app.screen, DiffHelp)
         assert "Swap baseline" in text(pilot) and "Next step" in text(pilot)
+        assert "Row up" in text(pilot) and "Show on timeline" not in text(pilot)
         # first, what the comparison cannot do: the two reports' steady steps differ in number
         assert d.before.n_steps != d.after.n_steps
         assert f"note: different step counts ({d.before.n_steps} vs {d.after.n_steps}" in text(

@@ -35,7 +35,7 @@ from tuiperf.model import arrays as A
 from tuiperf.model.lanes import build_lanes
 from tuiperf.model.timeline_state import Row
 from tuiperf.model.trace import Trace
-from tuiperf.tui.actions import bindings
+from tuiperf.tui.actions import bindings, for_scope
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.screens.help import HelpScreen
@@ -115,6 +115,10 @@ class StepTimeline(Timeline):
         self._still(event)
 
 
+#: the table's own keys: the rows' keys less Enter (the screen's: it marks events)
+TABLE_KEYS = [k for k in for_scope("rows") if k.help and k.id != "rows.open"]
+
+
 class DiffTable(TableBody, inherit_bindings=False):
     """The table by change: the rows' keys, less Enter, which is the screen's (it marks
     the row's events on both timelines)."""
@@ -141,7 +145,7 @@ class DiffHelp(HelpScreen):
                 *([Text("")] if about else []),
                 keys_table("diff", self.ascii_only),
                 Text(""),
-                keys_table("rows", self.ascii_only),
+                keys_table("rows", self.ascii_only, TABLE_KEYS),
                 Text("\nesc or ? closes this help.", style="dim"),
             )
             yield Static(text, id="help-text")
