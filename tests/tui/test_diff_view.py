@@ -181,6 +181,33 @@ async def test_enter_marks_the_rows_events_on_both_timelines() -> None:
 
 
 @sync
+async def test_kineto_pair_marks_where_a_vanished_kernel_ran() -> None:
+    """torch.profiler traces, per-parameter SGD then foreach: the first kernel row is a
+    per-parameter kernel that vanished; Enter marks its launches in the baseline only."""
+    kineto = BUDGET.parent / "kineto"
+    app = DiffApp(
+        kineto / "kineto_sgd_per_param.json.gz",
+        kineto / "kineto_sgd_foreach.json.gz",
+        OpenOptions(use_cache=False),
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await shown(pilot)
+        assert screen.view.diff.verdict == FASTER
+        assert "CPU-bound" in " ".join(screen_lines(app)[:3])
+        step = screen.view.step(0)
+        assert step is not None and "ProfilerStep" in step.label
+        await pilot.press("t", "enter")
+        await pilot.pause()
+        row = screen.view.rows()[0]
+        assert row.section == "kernels" and row.status == "vanished"
+        before, after = screen.timeline(0).matches, screen.timeline(1).matches
+        assert before is not None and after is not None
+        assert row.before_count is not None
+        assert len(before) >= row.before_count * screen.view.diff.before.n_steps > 0
+        assert len(after) == 0
+
+
+@sync
 async def test_a_report_against_itself_is_the_same() -> None:
     async with make_app("data_bound", "data_bound").run_test(size=(80, 24)) as pilot:
         screen = await shown(pilot)
