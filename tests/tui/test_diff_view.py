@@ -208,6 +208,20 @@ async def test_kineto_pair_marks_where_a_vanished_kernel_ran() -> None:
 
 
 @sync
+async def test_ascii_mode_draws_only_ascii() -> None:
+    before, after = report("data_bound"), report("data_bound_fixed")
+    app = DiffApp(before, after, OpenOptions(use_cache=False), ascii_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot)
+        for keys in ((), ("t", "t"), ("question_mark",)):  # the copies' sizes; the help
+            await pilot.press(*keys)
+            await pilot.pause()
+            lines = screen_lines(app)
+            bad = {ch for line in lines for ch in line if not ch.isascii()}
+            assert not bad, bad
+
+
+@sync
 async def test_a_report_against_itself_is_the_same() -> None:
     async with make_app("data_bound", "data_bound").run_test(size=(80, 24)) as pilot:
         screen = await shown(pilot)

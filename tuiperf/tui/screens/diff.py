@@ -24,6 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Footer, Static
 from textual.worker import WorkerFailed
 
@@ -36,6 +37,7 @@ from tuiperf.model.lanes import build_lanes
 from tuiperf.model.timeline_state import Row
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings, for_scope
+from tuiperf.tui.app import AsciiScrollBarRender
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.screens.help import HelpScreen
@@ -135,6 +137,10 @@ class DiffHelp(HelpScreen):
     def __init__(self, notes: list[str], ascii_only: bool = False) -> None:
         super().__init__("diff", ascii_only)
         self.notes = notes
+
+    def on_mount(self) -> None:
+        if self.ascii_only:
+            self.add_class("-ascii")
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body") as body:
@@ -347,7 +353,17 @@ class DiffApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.ascii_only:  # scrollbars of plain spaces, as in the viewer
+            ScrollBar.renderer = AsciiScrollBarRender
         self.load()
+
+    def on_unmount(self) -> None:
+        if ScrollBar.renderer is AsciiScrollBarRender:
+            ScrollBar.renderer = ScrollBarRender
+
+    def get_key_display(self, binding: Binding) -> str:
+        text = super().get_key_display(binding)
+        return asciify(text) if self.ascii_only else text
 
     @work(thread=True, exclusive=True, name="load", exit_on_error=True)
     def load(self) -> None:
