@@ -33,6 +33,7 @@ examples:
   tuiperf info trace.pt.trace.json.gz
   tuiperf convert run.nsys-rep -o run_arrow/
   tuiperf diff before.nsys-rep after.nsys-rep --fail-if-slower 5
+  tuiperf before.nsys-rep after.nsys-rep    the same comparison in the TUI (diff view)
 """
 
 
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-V", "--version", action="version", version=f"tuiperf {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    viewer = p.add_argument_group("viewer options (tuiperf [REPORT [NCU_REPORT]] ...)")
+    viewer = p.add_argument_group("viewer options (tuiperf [REPORT [OTHER_REPORT]] ...)")
     add_viewer_options(viewer, dest_prefix="viewer_")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in _commands().values():

@@ -33,10 +33,13 @@ from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 
 BUDGET = Path(__file__).resolve().parent.parent / "data" / "budget"
+KINETO = BUDGET.parent / "kineto"
 
 
 @functools.cache
 def path(name: str) -> Path:
+    if name.startswith("sgd_"):  # torch.profiler traces of one optimizer, two ways
+        return KINETO / f"kineto_{name}.json.gz"
     if name.endswith(".kineto"):
         return BUDGET / f"{name}.json.gz"
     return unxz(BUDGET / f"{name}.sqlite.xz")
@@ -137,6 +140,47 @@ def test_nsys_against_kineto_matches_every_kernel_name() -> None:
     ka = sum(a.count for a in d.after.kernels.values()) / d.after.n_steps
     assert kb == ka
     assert _row(d, "api", "cudaLaunchKernel").status == "changed"  # _v7000 dropped
+
+
+def test_nsys_against_kineto_says_what_compares() -> None:
+    """One program, one capture by each tool (separate runs): the GPU side is the same
+    work, the host side carries the profilers' overheads, and the notes say so."""
+    d = diff("cpu_bound", "cpu_bound.kineto")
+    note = next(n for n in d.notes if "different tools" in n)
+    assert "Nsight Systems" in note and "torch.profiler" in note
+    assert "host-side time" in note
+    compute = _row(d, "budget", "compute")
+    assert compute.before and abs(compute.change) < 0.05 * compute.before
+    # calls only nsys records (its own name look-ups) vanish rather than "changed"
+    only_nsys = _row(d, "api", "cuKernelGetName")
+    assert only_nsys.status == "vanished"
+    same_tool = diff("cpu_bound", "cpu_bound_fixed")
+    assert not any("different tools" in n for n in same_tool.notes)
+
+
+def test_kineto_per_parameter_sgd_against_foreach() -> None:
+    """torch.profiler captures of one model's optimizer step, one kernel set per parameter
+    then foreach: faster, explained by the launches that went."""
+    d = diff("sgd_per_param", "sgd_foreach")
+    assert d.before.tool == d.after.tool and d.per_step
+    assert d.verdict == FASTER and d.change_ns < -d.noise_ns
+    part, change, evidence = d.reasons[0]
+    assert part == "cpu_bound" and change == _row(d, "budget", "CPU-bound").change < 0
+    kb = sum(a.count for a in d.before.kernels.values()) / d.before.n_steps
+    ka = sum(a.count for a in d.after.kernels.values()) / d.after.n_steps
+    assert ka < kb / 2
+    assert evidence == f"kernels per step {kb:,.0f} → {ka:,.0f}"
+    # the per-parameter elementwise kernels vanish; foreach's multi-tensor kernels appear
+    gone = [r for r in d.kernels if r.status == "vanished"]
+    new = [r for r in d.kernels if r.status == "appeared"]
+    assert gone and all(r.before_count for r in gone)
+    assert any("multi_tensor_apply" in r.name for r in new)
+    launches = _row(d, "api", "cudaLaunchKernel")
+    assert launches.after_count is not None and launches.before_count is not None
+    assert launches.after_count < launches.before_count / 2
+    assert finding_status(_row(d, "findings", "tiny_optimizer_kernels")) == "gone"
+    back = diff("sgd_foreach", "sgd_per_param")
+    assert back.verdict == SLOWER and back.reasons[0][0] == "cpu_bound"
 
 
 def test_two_demanglers_one_kernel() -> None:

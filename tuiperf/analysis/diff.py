@@ -64,6 +64,7 @@ class Side:
     api: dict[str, Agg]
     findings: dict[str, tuple[str, float, int]]  # key -> (title, % of step, saving ns)
     events: int
+    tool: str = ""  # what captured it: "Nsight Systems", "torch.profiler (Kineto)"
 
     @property
     def n_steps(self) -> int:
@@ -197,6 +198,7 @@ def measure(trace: Trace, path: str, findings: bool = True) -> Side:
         api={},
         findings=found,
         events=sum(trace.table(t).num_rows for t in ("kernels", "memcpy", "memset", "api")),
+        tool=trace.meta.tool,
     )
 
 
@@ -300,7 +302,7 @@ def _kernels(
     return _group(keys, _durations(t)[mask]), {k: k for k in keys}
 
 
-def _size_class(n: int) -> str:
+def size_class(n: int) -> str:
     for top, label in SIZE_CLASSES:
         if n <= top:
             return label
@@ -316,7 +318,7 @@ def _copies(trace: Trace, windows: tuple[np.ndarray, np.ndarray] | None) -> dict
         mask = _inside(A.ints(t, "start"), windows)
         nbytes = A.ints(t, "bytes", 0)[mask]
         kinds = _names(t, col, mask, str) if col else ["memset"] * int(mask.sum())
-        keys = [f"{k} {_size_class(int(b))}" for k, b in zip(kinds, nbytes)]
+        keys = [f"{k} {size_class(int(b))}" for k, b in zip(kinds, nbytes)]
         out.update(_group(keys, _durations(t)[mask], nbytes))
     return out
 
@@ -415,11 +417,11 @@ def _kernel_rows(before: Side, after: Side, per_step: bool) -> list[Row]:
     b, a = dict(before.kernels), dict(after.kernels)
     detail: dict[str, str] = {}
     _merge(b, a, loose_name, "spelled differently (demangler)", detail)
-    _merge(b, a, _template_base, "matched by template base (arguments differ)", detail)
+    _merge(b, a, template_base, "matched by template base (arguments differ)", detail)
     return _by_name_rows("kernels", b, a, before, after, per_step, detail)
 
 
-def _template_base(name: str) -> str:
+def template_base(name: str) -> str:
     base = base_name(loose_name(name))
     return base if base.endswith("<…>") else ""
 
@@ -541,6 +543,12 @@ def _notes(before: Side, after: Side) -> list[str]:
             notes.append(f"{name} has no steady steps (no step ranges and no repeating "
                          "kernel pattern): step time and the budget cannot be compared; "
                          "kernels, copies and calls are whole-report totals")  # fmt: skip
+    if before.tool and after.tool and before.tool != after.tool:
+        notes.append(f"captured by different tools ({before.tool} vs {after.tool}): "
+                     "kernels, copies and the GPU parts of the budget compare; "
+                     "host-side time (CPU-bound, CUDA API calls, so step time too) carries "
+                     "each profiler's own overhead (torch.profiler records every operator), "
+                     "and calls that only one tool records appear or vanish")  # fmt: skip
     unnamed = [n for n, s in (("before", before), ("after", after)) if s.events and not s.gpus]
     if unnamed:
         notes.append(f"the GPU model of {' and '.join(unnamed)} is not recorded: whether "

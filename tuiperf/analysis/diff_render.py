@@ -49,7 +49,8 @@ def _signed_pct(p: float | None) -> str:
     return "" if p is None else f"{p:+.1f} %"
 
 
-def _value(r: Row, v: float | None) -> str:
+def value_text(r: Row, v: float | None) -> str:
+    """One side's value of a row, in its unit (— when the name is missing there)."""
     if v is None:
         return "—"
     if r.unit == "ns":
@@ -59,7 +60,8 @@ def _value(r: Row, v: float | None) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
 
 
-def _change(r: Row) -> str:
+def change_text(r: Row) -> str:
+    """The row's change, signed, in ms or percentage points (empty when one side lacks it)."""
     if r.before is None or r.after is None:
         return ""
     if r.unit == "ns":
@@ -77,7 +79,12 @@ def _table(title: str, rows: list[Row], counts: bool, width: int, status: Any = 
         t.add_column(c, justify="right", no_wrap=True, min_width=8)
     t.add_column("status", no_wrap=True, min_width=8)
     for r in rows:
-        cells = [fmt.clean(r.name, 120), _value(r, r.before), _value(r, r.after), _change(r)]
+        cells = [
+            fmt.clean(r.name, 120),
+            value_text(r, r.before),
+            value_text(r, r.after),
+            change_text(r),
+        ]
         if counts:
             cells += [_count(r.before_count), _count(r.after_count)]
         t.add_row(*cells, (status or (lambda x: x.status))(r))

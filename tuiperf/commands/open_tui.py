@@ -22,10 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "second_path",
-        metavar="NCU_REPORT",
+        metavar="OTHER_REPORT",
         type=Path,
         nargs="?",
-        help="an Nsight Compute report (.ncu-rep) to link with the nsys REPORT",
+        help="an Nsight Compute report (.ncu-rep) to link with the nsys REPORT; or a "
+        "second timeline report: the diff view compares REPORT (the baseline) with it",
     )
     add_viewer_options(p)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -47,12 +48,33 @@ def add_viewer_options(
 def run_open(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     path = args.report_path or sample_path()
+    if args.second_path is not None and both_timelines(path, args.second_path):
+        return run_diff_view(path, args)
     path, args.ncu_path = split_reports(path, args.second_path)
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
     from tuiperf.tui.app import run_app
 
     return run_app(path, args, open_options(args))
+
+
+def both_timelines(first: Path, second: Path) -> bool:
+    """Neither report is an Nsight Compute one (a file that is no report fails here)."""
+    from tuiperf.load import detect as det
+
+    return all(det.detect(p) not in (det.NCU_REP, det.NCU_CSV) for p in (first, second))
+
+
+def run_diff_view(before: Path, args: argparse.Namespace) -> int:
+    """`tuiperf BEFORE AFTER`: the diff view of two timeline reports."""
+    import shlex
+
+    if not has_terminal():
+        pair = f"{shlex.quote(str(before))} {shlex.quote(str(args.second_path))}"
+        raise UsageError(f"the viewer needs a terminal; use 'tuiperf diff {pair}'")
+    from tuiperf.tui.screens.diff import run_diff
+
+    return run_diff(before, args.second_path, args, open_options(args))
 
 
 def has_terminal() -> bool:

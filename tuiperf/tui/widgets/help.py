@@ -19,6 +19,7 @@ SCOPE_TITLES = {
     "rows": "Events table rows",
     "app": "Everywhere",
     "ncu": "Nsight Compute screen",
+    "diff": "Diff view (tuiperf BEFORE AFTER)",
 }
 
 CONCEPTS = (
