@@ -8,6 +8,12 @@ scripts/ncu_sections.py with a 2026.3 reader from real `--set full` and `--set b
 reports): each section's id, name, order, parent, and header and body metrics with their
 labels, filled with the kernel's own metric values. What a reader has decides, never its
 version string.
+
+Which sections a kernel has is not in what old readers give: a section is taken when the
+kernel has every metric it lists, and the sections without metrics (charts, tables) with a
+recorded set whose other sections are all there. Equal to the 2026.3 reader on the full and
+basic reports of tests/data; a report of hand-picked `--section`s may show, besides them, a
+section whose metrics ncu collects anyway.
 """
 
 from __future__ import annotations
