@@ -431,3 +431,29 @@ def test_snapshot_events(trace: Trace, snap_compare, size: tuple[int, int]) -> N
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_snapshot_summary(trace: Trace, snap_compare, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(_snap_app(trace), terminal_size=size, run_before=_summary)
+
+
+@sync
+async def test_graphs_tab_lists_whole_graph_executions() -> None:
+    """The default --cuda-graph-trace=graph capture (tests/data/graphs): each whole-graph
+    execution is a row of the Graphs tab, with the cudaGraphLaunch that launched it."""
+    import sqlite3
+
+    from tests.conftest import DATA
+    from tests.support.data import unxz
+
+    db = unxz(DATA / "graphs" / "graphs_default.sqlite.xz")
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    (n,) = con.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE").fetchone()
+    con.close()
+    app = EventsApp(open_trace(db, OpenOptions(use_cache=False)))
+    async with app.run_test(size=(140, 20)) as pilot:
+        await settle(pilot)
+        t = table(app)
+        t.show_kind("graphs")
+        await settle(pilot)
+        assert t.kind == "graphs" and t.border_title == f"Events · Graphs ({n})"
+        header = "".join(seg.text for seg in t.body.render_line(0))
+        assert "Graph" in header and "Exec" in header and "Launched by" in header
+        first = "".join(seg.text for seg in t.body.render_line(1))
+        assert "cudaGraphLaunch" in first and "CUDA graph" in first

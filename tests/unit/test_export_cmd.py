@@ -139,7 +139,7 @@ def test_every_table_exports(kind: str, tmp_path: Path) -> None:
     assert _run("--table", kind, "--format", "tsv", "--limit", "3", "-o", str(out)) == 0
     rows = _read_csv(out, "\t")
     assert rows[0] == C.export_names(C.columns(kind))
-    assert len(rows) == 4
+    assert len(rows) == (1 if kind == "graphs" else 4)  # no CUDA graphs in cnn_osrt: header only
 
 
 def test_json_and_parquet(tmp_path: Path) -> None:

@@ -189,8 +189,8 @@ def run(args: argparse.Namespace) -> int:
 COMMAND = Command(
     name="export",
     help="the events table as CSV/TSV/JSON/Parquet, filtered and sorted",
-    description="Write one events table (kernels, memcpy, memset, api, nvtx, osrt) with raw\n"
-    "units in the columns (start_ns, end_ns, duration_ns, bytes, ...), filtered and sorted\n"
+    description="Write one events table (kernels, memcpy, memset, graphs, api, nvtx, osrt) with\n"
+    "raw units in the columns (start_ns, end_ns, duration_ns, bytes, ...), filtered and sorted\n"
     "as in the TUI. Zero matching rows give a header-only file; an existing FILE is kept\n"
     "unless --force.\n\n"
     "examples:\n"

@@ -1,7 +1,10 @@
 """Read an Nsight Compute `.ncu-rep` through NVIDIA's `ncu_report` module into Arrow.
 
 `ncu_report` comes from the PyPI package `ncu-report` (the optional extra
-`tuiperf[ncu]`) or from an installed Nsight Compute (`<install>/extras/python`).
+`tuiperf[ncu]`) or from an installed Nsight Compute (`<install>/extras/python`); the
+one Python imports as `ncu_report` wins, else the newest install. Readers differ in what they
+have (tests/data/ncu_api/ncu_versions.md); `ncu_layout` fills in sections and labels for
+those without them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError
+from tuiperf.load import ncu_layout
 from tuiperf.load.ncu_api import NcuAction, NcuContext, NcuMetric, NcuSection
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.metrics import make_table, render_message
@@ -54,10 +58,10 @@ def _install_dirs() -> list[str]:
 
 
 def can_read(module: ModuleType) -> bool:
-    """The reader has what tuiperf reads through: a report's sections and rule results.
-    Nsight Compute 2025.3's own `extras/python` module has no `IAction.sections()`."""
-    action = getattr(module, "IAction", None)
-    return all(hasattr(action, m) for m in ("sections", "rule_results", "metric_by_name"))
+    """The reader has what tuiperf reads through: a kernel's name, metrics by name and
+    rule results. Sections and labels come from the bundled layout where it has none
+    (Nsight Compute 2025.x's `extras/python`, ncu-report before 2026.3)."""
+    return not ncu_layout.missing(getattr(module, "IAction", None))
 
 
 def reader_version(module: ModuleType) -> str:
@@ -67,6 +71,9 @@ def reader_version(module: ModuleType) -> str:
     found = re.search(r"[Nn]sight[-_ ]?[Cc]ompute[-_/ ]?(\d{4}\.\d+(?:\.\d+)*)", where)
     if found:
         return found.group(1)
+    if where:  # a package beside its metadata (site-packages, or a --target folder)
+        for info in sorted(Path(where).parent.parent.glob("ncu_report-*.dist-info")):
+            return info.name.removeprefix("ncu_report-").removesuffix(".dist-info")
     try:
         from importlib.metadata import version
 
@@ -75,10 +82,31 @@ def reader_version(module: ModuleType) -> str:
         return "of unknown version"
 
 
+def share_libstdcxx() -> bool:
+    """Make the libstdc++ that pyarrow loaded visible to libraries loaded after it, and
+    load nothing new (RTLD_NOLOAD); False where none is loaded (or not Linux).
+
+    The ncu_report of Nsight Compute 2025.3.1 (its extras/python module and the
+    ncu-report 2025.3.1 wheel) carries its own C++ runtime and dies with SIGSEGV in
+    `IMetric.unit()` when pyarrow's libarrow was loaded before it with its libstdc++
+    private (RTLD_LOCAL, as Python loads extension modules); with that libstdc++ global
+    it reads every metric (examples/graphs/ncu_stdcxx_probe.py, ncu_versions.md)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL("libstdc++.so.6", mode=ctypes.RTLD_GLOBAL | os.RTLD_NOLOAD)
+    except (OSError, AttributeError):  # not loaded: nothing to share
+        return False
+    return True
+
+
 def import_ncu_report() -> ModuleType:
     """The `ncu_report` module, from the venv or an Nsight Compute install: the first that
     can read what tuiperf needs, else a one-line error naming the one found and the fix."""
     found: list[ModuleType] = []
+    share_libstdcxx()
     try:
         found.append(importlib.import_module("ncu_report"))
     except ImportError:
@@ -94,11 +122,12 @@ def import_ncu_report() -> ModuleType:
             return module
     if found:
         module = found[0]
+        gaps = ncu_layout.missing(getattr(module, "IAction", None))
         raise MissingToolError(
             f"the ncu_report module of Nsight Compute {reader_version(module)} "
-            f"({getattr(module, '__file__', '?')}) cannot read a report's sections "
-            "(no IAction.sections()); run `pip install 'tuiperf[ncu]'` for NVIDIA's "
-            "ncu-report package, which can (or export with `ncu -i R --csv --page raw`)"
+            f"({getattr(module, '__file__', '?')}) has no {', '.join(gaps)}, which tuiperf "
+            "reads through; run `pip install 'tuiperf[ncu]'` for NVIDIA's ncu-report "
+            "package (or export with `ncu -i R --csv --page raw`)"
         )
     raise MissingToolError(
         "reading .ncu-rep files needs NVIDIA's ncu_report module; "
@@ -224,8 +253,9 @@ def _valid_utf8(v: Any) -> Any:
 
 
 def _sections(a: NcuAction) -> list[NcuSection]:
-    """Sections in ncu's order: by `order()`, ties by display name (as ncu prints them)."""
-    return sorted(a.sections(), key=lambda s: (s.order(), s.name()))
+    """Sections in ncu's order: by `order()`, ties by display name (as ncu prints them);
+    the reader's own, or built from the bundled layout (ncu_layout)."""
+    return sorted(ncu_layout.sections(a), key=lambda s: (s.order(), s.name()))
 
 
 def _value(m: NcuMetric) -> tuple[float | None, str | None]:
@@ -315,7 +345,7 @@ def _metric_row(
         "section_name": sname,
         "part": part,
         "metric": m.name(),
-        "label": m.label() or None,
+        "label": ncu_layout.label(m) or None,
         "unit": m.unit() or "",
         "value": value,
         "text": text,
@@ -391,7 +421,7 @@ def _rule_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[str,
     """Rule results grouped by section in ncu's order; empty type-0 results dropped."""
     rank = {s.identifier(): i for i, s in enumerate(secs)}
     results = []
-    for i, d in enumerate(a.rule_results_as_dicts()):
+    for i, d in enumerate(ncu_layout.rule_dicts(a)):
         msg = d.get("rule_message") or {}
         kind = _RULE_TYPES.get(msg.get("type", 0))
         if kind is None and not msg.get("message"):

@@ -95,6 +95,16 @@ COLUMNS: dict[str, tuple[ColumnSpec, ...]] = {
         *_PROC,
         NAME,
     ),
+    "graphs": (  # whole CUDA graph executions (nsys's default --cuda-graph-trace=graph)
+        *_time(),
+        *_GPU,
+        _num("graph_id", "Graph", 6, 7),
+        _num("graph_exec_id", "Exec", 6, 7),
+        _CORR,
+        _text("launch", "Launched by", 16, 4),  # the cudaGraphLaunch (tuiperf.model.graph_launch)
+        _num("pid", "PID", 7, 2),
+        NAME,
+    ),
     "api": (
         *_time(),
         *_PROC,

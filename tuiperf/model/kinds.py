@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 #: the event kinds the table shows, in the order of their tabs
-KINDS = ("kernels", "memcpy", "memset", "api", "nvtx", "osrt")
+KINDS = ("kernels", "memcpy", "memset", "graphs", "api", "nvtx", "osrt")
 
 #: tab labels
 KIND_TITLES = {
     "kernels": "Kernels",
     "memcpy": "Memcpy",
     "memset": "Memset",
+    "graphs": "Graphs",
     "api": "CUDA API",
     "nvtx": "NVTX",
     "osrt": "OS runtime",

@@ -497,7 +497,12 @@ class Events:
     def table(self, kind: str) -> EventTable:
         hit = self._tables.get(kind)
         if hit is None:
-            hit = EventTable(kind, self.trace.table(kind))
+            table = self.trace.table(kind)
+            if kind == "graphs":  # with the API call that launched each execution
+                from tuiperf.model.graph_launch import with_launch
+
+                table = with_launch(self.trace, table)
+            hit = EventTable(kind, table)
             self._tables[kind] = hit
         return hit
 
