@@ -279,3 +279,26 @@ def sites_text(sites: list[tuple[Site, int]], limit: int = 3) -> str:
 
 def has_stacks(trace: Trace) -> bool:
     return trace.has("callsites")
+
+
+def detail_fields(trace: Trace, table: str, row: int) -> list[tuple[str, str]]:
+    """Label/value lines for the details pane: the source line of the call that made event
+    `row` of `table`, and the user frames that called it ([] without a stack)."""
+    if not has_stacks(trace) or table in ("frames", "callsites"):
+        return []
+    rows = site_rows(trace, table)
+    if not 0 <= row < len(rows) or rows[row] < 0:
+        return []
+    frames = frames_of(trace)
+    at = int(rows[row])
+    site = frames.site(at)
+    assert site is not None
+    where = f"{site.file}:{site.line} in {site.function}"
+    if trace.meta.format == "kineto":
+        where += " (its def line: Kineto records no call lines)"
+    out = [("Source", where)]
+    callers = [s for s in frames.stack(int(frames.parent[at])) if is_user_file(s.file)]
+    if callers:
+        shown = " <- ".join(s.text() for s in callers[:4])
+        out.append(("Called by", shown + (" <- ..." if len(callers) > 4 else "")))
+    return out
