@@ -261,3 +261,44 @@ def test_nsys_without_json_says_how_to_export(tmp_path: Path) -> None:
     trace = open_trace(copy, NO_CACHE)
     assert not trace.has("callsites")
     assert any("--include-json=true" in d for d in trace.meta.diagnostics)
+
+
+def test_kineto_modules_of_linear_ops() -> None:
+    """The nn.Module around each aten::linear, as the innermost `nn.Module: X` python_function
+    enclosing it in the raw trace."""
+    evs = _raw_events()
+    mods = [
+        e for e in evs if e.get("cat") == "python_function" and e["name"].startswith("nn.Module: ")
+    ]
+    want: Counter[str] = Counter()
+    for op in (e for e in evs if e.get("cat") == "cpu_op" and e["name"] == "aten::linear"):
+        (s, e) = _ns(op)
+        around = [m for m in mods if m["tid"] == op["tid"] and _ns(m)[0] <= s and e <= _ns(m)[1]]
+        want[max(around, key=lambda m: _ns(m)[0])["name"].removeprefix("nn.Module: ")] += 1
+    trace = open_trace(CPU_TRACE, NO_CACHE)
+    nvtx = trace.table("nvtx")
+    rows = np.flatnonzero(np.array(nvtx["text"].to_pylist()) == "aten::linear")
+    assert len(want) >= 2
+    assert dict(C.modules_of(trace, "nvtx", rows)) == dict(want)
+
+
+def test_details_pane_fields() -> None:
+    from tuiperf.model.attribution import describe
+
+    trace = open_trace(unxz(PYBT), NO_CACHE)
+    api = trace.table("api")
+    start = {s: i for i, s in enumerate(api["start"].to_pylist())}
+    _name, line, s, _e, _c = next(
+        m for m in _marked_calls() if m[0] == "cudaStreamSynchronize" and m[1] == 140
+    )
+    [(path,)] = _sql("SELECT f.value FROM StringIds f WHERE f.value LIKE '%/programs.py'")
+    fields = dict(describe(trace, "api", start[s]).fields)
+    assert fields["Source"] == f"{path}:{line} in pybt"
+    assert fields["Called by"].startswith("programs.py:")
+    assert "Source" not in dict(
+        describe(
+            open_trace(ROOT / "tests/data/kineto/kineto_sgd_foreach.json.gz", NO_CACHE),
+            "kernels",
+            0,
+        ).fields
+    )

@@ -39,10 +39,9 @@ NO_JSON = (
 
 def python_domains(nvtx_raw: pa.Table) -> list[int]:
     """The ids of the backtrace domain(s), from raw NVTX_EVENTS rows."""
-    rows = nvtx_raw.filter(
-        pc.and_(pc.equal(nvtx_raw["eventType"], _DOMAIN_CREATE), pc.equal(nvtx_raw["text"], DOMAIN))
-    )
-    return sorted({int(d) for d in rows["domainId"].to_pylist() if d is not None})
+    rows = nvtx_raw.filter(pc.equal(nvtx_raw["eventType"], _DOMAIN_CREATE))  # a few rows
+    pairs = zip(rows["domainId"].to_pylist(), rows["text"].to_pylist(), strict=True)
+    return sorted({int(d) for d, text in pairs if d is not None and text == DOMAIN})
 
 
 def read_backtraces(reader: NsysReader, domains: list[int]) -> tuple[pa.Table, pa.Table] | None:
