@@ -302,3 +302,23 @@ def test_details_pane_fields() -> None:
             0,
         ).fields
     )
+
+
+def test_summary_cli_by_line(tmp_path: Path) -> None:
+    """`tuiperf summary REPORT --report by_line --csv` (twice: computed, then from the cache)
+    writes the by_line rows; the `.cpu()` and `.item()` lines have their syncs."""
+    import csv
+    import io
+
+    from tests.support.cli import run_cli
+
+    report = unxz(PYBT)
+    args = ("summary", str(report), "--report", "lines", "--csv", "--cache-dir", str(tmp_path))
+    outs = [run_cli(*args) for _ in range(2)]
+    assert all(o.returncode == 0 for o in outs), outs[0].stderr
+    assert outs[0].stdout == outs[1].stdout
+    rows = list(csv.DictReader(io.StringIO(outs[0].stdout)))
+    want = by_line(open_trace(report, NO_CACHE)).head()
+    assert [r["Source Line"] for r in rows] == [w["site"] for w in want]
+    syncs = {r["Source Line"]: int(r["Syncs"]) for r in rows}
+    assert syncs["programs.py:140"] > 0 and syncs["programs.py:139"] > 0
