@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +102,9 @@ class Frames:
 
     def module(self, row: int) -> str | None:
         """The innermost `nn.Module: X` mark around a frame (Kineto with_stack), if any."""
-        while row >= 0:
+        for _ in range(len(self.ids)):  # a bounded walk, even over a damaged tree
+            if row < 0:
+                break
             fn = str(self.function[row])
             if fn.startswith("nn.Module: "):
                 return fn.removeprefix("nn.Module: ")
@@ -122,17 +123,14 @@ def frames_of(trace: Trace) -> Frames:
 
 def build_frames(t: pa.Table) -> Frames:
     ids = A.ints(t, "frame_id", NONE)
-    files = A.strings(t, "file")
-    f = Frames(ids, np.zeros(0, np.int64), files, A.ints(t, "line", 0),
+    codes, paths = A.codes(t, "file")
+    lut = np.array([*paths, ""], dtype=object)
+    f = Frames(ids, np.zeros(0, np.int64), lut[codes], A.ints(t, "line", 0),
                A.strings(t, "function"), np.zeros(0, np.int64))  # fmt: skip
     f.parent = f.row_of(A.ints(t, "parent_id", NONE))
-    f.user = _user_rows(f.parent, np.array([_user_file(str(p)) for p in files], dtype=bool))
+    is_user = np.array([is_user_file(p) for p in paths] + [False], dtype=bool)[codes]
+    f.user = _user_rows(f.parent, is_user)
     return f
-
-
-@lru_cache(maxsize=4096)
-def _user_file(path: str) -> bool:
-    return is_user_file(path)
 
 
 def _user_rows(parent: np.ndarray, is_user: np.ndarray) -> np.ndarray:
