@@ -322,3 +322,31 @@ def test_summary_cli_by_line(tmp_path: Path) -> None:
     assert [r["Source Line"] for r in rows] == [w["site"] for w in want]
     syncs = {r["Source Line"]: int(r["Syncs"]) for r in rows}
     assert syncs["programs.py:140"] > 0 and syncs["programs.py:139"] > 0
+
+
+def test_junk_python_events_load(tmp_path: Path) -> None:
+    """python_function events with junk ids, names or a parent loop load (junk ids dropped)
+    and the by_line summary still runs."""
+    from tuiperf.load.kineto import load_kineto
+
+    def py(ts: float, name: object, pyid: object, parent: object) -> dict[str, Any]:
+        args = {"Python id": pyid, "Python parent id": parent}
+        return {"ph": "X", "cat": "python_function", "name": name, "pid": 1, "tid": 1,
+                "ts": ts, "dur": 10.0, "args": args}  # fmt: skip
+
+    op = {"ph": "X", "cat": "cpu_op", "name": "aten::item", "pid": 1, "tid": 1, "ts": 4.0,
+          "dur": 1.0, "args": {"External id": 5}}  # fmt: skip
+    events = [
+        py(1.0, "a.py(3): f", 1, 2),
+        py(2.0, ["junk"], 2, 1),
+        py(3.0, "b.py(x): g", "abc", None),
+        op,
+    ]
+    path = tmp_path / "junk.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    tables, _meta = load_kineto(path)
+    assert tables["frames"]["frame_id"].to_pylist() == [1, 2]
+    trace = open_trace(path, NO_CACHE)
+    table = by_line(trace)
+    assert [r["site"] for r in table.head()] == ["a.py:3"]
+    assert C.modules_of(trace, "nvtx", np.arange(trace.table("nvtx").num_rows)) == []

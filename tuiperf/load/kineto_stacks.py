@@ -74,10 +74,12 @@ def callsites_table(py: Columns, ranges: Columns, t0: int) -> pa.Table:
     """Each cpu_op with its innermost enclosing python_function (same thread)."""
     ops = np.flatnonzero(np.frombuffer(ranges.cols["domain"], dtype=np.int8) == _CPU_OP)
     rs, rd = _ns(ranges.cols["ts"])[ops], _ns(ranges.cols["dur"])[ops]
-    ps, pd = _ns(py.cols["ts"]), _ns(py.cols["dur"])
-    rthread = _thread(ranges)[ops]
-    pthread = _thread(py)
     pyid = np.frombuffer(py.cols["pyid"], dtype=np.int64)
+    framed = np.flatnonzero(pyid != NULL)  # a call without an id is no frame
+    pyid = pyid[framed]
+    ps, pd = _ns(py.cols["ts"])[framed], _ns(py.cols["dur"])[framed]
+    rthread = _thread(ranges)[ops]
+    pthread = _thread(py)[framed]
     frame, nested = _enclosing(
         np.concatenate([ps, rs]), np.concatenate([ps + pd, rs + rd]),
         np.concatenate([pthread, rthread]), len(ps),
