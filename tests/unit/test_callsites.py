@@ -350,3 +350,31 @@ def test_junk_python_events_load(tmp_path: Path) -> None:
     table = by_line(trace)
     assert [r["site"] for r in table.head()] == ["a.py:3"]
     assert C.modules_of(trace, "nvtx", np.arange(trace.table("nvtx").num_rows)) == []
+
+
+def test_nsys_cpu_bound_names_the_launching_lines() -> None:
+    """The CPU-bound finding names the lines whose backtraced calls launched the steady
+    steps' kernels, counted from SQL (a kernel's launch: the first runtime row of its
+    correlation id; steady steps: `step 1` on)."""
+    from tuiperf.analysis.budget_rules import cpu_bound
+
+    trace = open_trace(unxz(PYBT), NO_CACHE)
+    [found] = cpu_bound(Ctx(trace))
+    steps = _sql("SELECT start, end FROM NVTX_EVENTS WHERE eventType = 59 AND text LIKE 'step %' "
+                 "AND text != 'step 0'")  # fmt: skip
+    launches = _sql(
+        "SELECT (SELECT min(r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "WHERE r.correlationId = k.correlationId), k.correlationId "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+    )
+    line_of = {corr: line for _n, line, _s, _e, corr in _marked_calls()}
+    want = Counter(
+        line_of[corr]
+        for launch, corr in launches
+        if corr in line_of and any(a <= launch < b for a, b in steps)
+    )
+    assert want
+    got = {c["line"]: c["count"] for c in found.metrics["call_sites"]}
+    assert got == dict(want)
+    top = want.most_common(1)[0][0]
+    assert f"programs.py:{top} (pybt)" in found.message
