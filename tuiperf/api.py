@@ -273,6 +273,16 @@ class Profile:
         """The CUDA streams."""
         return self.table("streams")
 
+    @property
+    def callsites(self) -> pa.Table:
+        """Host calls with a Python stack (nsys backtraces, Kineto with_stack cpu_ops)."""
+        return self.table("callsites")
+
+    @property
+    def frames(self) -> pa.Table:
+        """The Python frames of those stacks, a tree (`parent_id`)."""
+        return self.table("frames")
+
     def summary(self, name: str) -> Summary:
         """A summary report by name or alias (tuiperf.summaries.names: the `nsys stats`
         reports, `op_sum`, `step_budget`), kept in the cache entry like the CLI's."""

@@ -140,6 +140,35 @@ DEVICES = _fields(
     ("max_warps_per_sm", I32),
 )
 
+#: Python frames (issue 22), a tree: each frame's caller is `parent_id` (null at the root).
+#: `file` as the capture wrote it (nsys: the full path; Kineto: the path below its sys.path
+#: entry, "<built-in>" for C functions, "" for `nn.Module: X` marks), `line` the line the
+#: frame was at when recorded (nsys: the calling line; Kineto: the function's first line)
+FRAMES = _fields(
+    ("frame_id", I64),
+    ("parent_id", I64),
+    ("file", NAME),
+    ("line", I32),
+    ("function", NAME),
+)
+
+#: host calls that carry a Python stack: nsys CUDA API calls with a Python backtrace (joined
+#: to the api row's correlation_id), Kineto cpu_ops recorded with `with_stack=True` (their
+#: `External id`, shared by the CUDA calls and GPU work they issued). `frame_id` is the
+#: innermost frame of the call's stack; `nested` marks Kineto ops called by another op (not
+#: directly from Python).
+CALLSITES = _fields(
+    ("start", I64),
+    ("duration", I64),
+    ("pid", I64),
+    ("tid", I64),
+    ("correlation_id", I64),
+    ("external_id", I64),
+    ("name", NAME),
+    ("nested", pa.bool_()),
+    ("frame_id", I64),
+)
+
 PROCESSES = _fields(("pid", I64), ("name", pa.string()))
 THREADS = _fields(("pid", I64), ("tid", I64), ("name", pa.string()))
 STREAMS = _fields(
@@ -167,6 +196,8 @@ TABLES: dict[str, pa.Schema] = {
     "processes": PROCESSES,
     "threads": THREADS,
     "streams": STREAMS,
+    "callsites": CALLSITES,
+    "frames": FRAMES,
 }
 
 #: tables of timed events (the rest describe the machine)

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from tuiperf.analysis import fixes
+from tuiperf.analysis import fixes, sites
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
@@ -132,7 +132,9 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     )
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
-    return [_finding("cpu_bound", sev, msg, b, "cpu_bound", nums, _cpu_fix(nums))]
+    found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, _cpu_fix(nums))
+    rows = _steady_kernels(ctx, b)
+    return [sites.name_sites(found, ctx, "kernels", rows, "Most kernels are launched from")]
 
 
 def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:

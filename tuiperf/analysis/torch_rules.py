@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tuiperf.analysis import budget_rules, fixes
+from tuiperf.analysis import budget_rules, fixes, sites
 from tuiperf.analysis.context import GPU_TABLES, Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
@@ -197,7 +197,7 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
         },
     )
     found.title = steps_title("Pageable host-to-device copies", len(with_copies), len(steps))
-    return [found]
+    return [sites.name_sites(found, ctx, "memcpy", inside, "Copied from")]
 
 
 def steps_title(what: str, hit: int, steps: int) -> str:
@@ -248,7 +248,7 @@ def host_sync_per_step(ctx: Ctx) -> list[Finding]:
     found.title = steps_title("A host sync", len(hit_steps), len(steady)).replace(
         "training steps", "steady-state steps"
     )
-    return [found]
+    return [sites.name_sites(found, ctx, "api", rows, "The syncs are called from")]
 
 
 def _d2h_per_step(ctx: Ctx, steps: Steps) -> float:
@@ -375,7 +375,8 @@ def layout_conversion(ctx: Ctx) -> list[Finding]:
     if k.num_rows == 0:
         raise Skip("no kernels in this report")
     mask = A.name_mask(k, "name", _LAYOUT)
-    return _kernel_name_rule(ctx, "layout_conversion", mask, "layout conversion kernels", 1.0)
+    found = _kernel_name_rule(ctx, "layout_conversion", mask, "layout conversion kernels", 1.0)
+    return [sites.name_modules(f, ctx, "kernels", np.flatnonzero(mask)) for f in found]
 
 
 def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 #: bump whenever a canonical schema (tuiperf/schema.py) changes: old entries are then rebuilt
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 MANIFEST = "manifest.json"
 

@@ -19,6 +19,7 @@ Mapping (FORMATS.md §7):
 * `External id` (args of cpu_op, user_annotation, CUDA calls and GPU work) ->
   `external_id` of the nvtx, api and GPU tables: a CUDA call's is the id of its
   innermost enclosing cpu_op, and its GPU work carries the same id.
+* `python_function` (with_stack=True) -> frames and callsites (kineto_stacks.py).
 * `M` events -> processes (CPU processes only, not the "GPU n" rows Kineto always
   writes) and threads; `deviceProperties` -> devices.
 
@@ -38,6 +39,7 @@ import pyarrow as pa
 
 from tuiperf import schema
 from tuiperf.errors import BadReportError
+from tuiperf.load import kineto_stacks
 from tuiperf.load.kineto_collect import API_CATS, NULL, RANGE_CATS, Collected, Collector, Columns
 from tuiperf.load.kineto_stream import TraceStream
 from tuiperf.load.nvtx_depth import nesting_depth
@@ -147,6 +149,9 @@ def build_tables(c: Collected, header: dict[str, Any]) -> dict[str, pa.Table]:
         "nvtx": _nvtx(c.tables["ranges"], t0),
         "devices": _devices(header.get("deviceProperties")),
     }
+    if len(c.tables["python"]):
+        out["frames"] = kineto_stacks.frames_table(c.tables["python"])
+        out["callsites"] = kineto_stacks.callsites_table(c.tables["python"], c.tables["ranges"], t0)
     out["processes"], out["threads"] = _processes(c)
     out["streams"] = _streams(out)
     return {k: v for k, v in out.items() if v.num_rows}

@@ -74,7 +74,10 @@ SPECS = {
     "gpu_memset": {**_GPU, "bytes": "q"},
     "api": {**_TIMED, "corr": "q", "ext": "q", "name": "i", "kind": "b"},
     "ranges": {**_TIMED, "ext": "q", "name": "i", "domain": "b"},
+    #: `python_function` events (with_stack=True): the Python calls, a tree by their ids
+    "python": {**_TIMED, "pyid": "q", "parent": "q", "name": "i"},
 }
+PYTHON_CAT = "python_function"
 
 
 @dataclass
@@ -100,7 +103,7 @@ class Collector:
     def __init__(self) -> None:
         self.out = Collected()
         t = self.out.tables
-        self._ranges, self._api = t["ranges"], t["api"]
+        self._ranges, self._api, self._python = t["ranges"], t["api"], t["python"]
         self._gpu = {c: t[c] for c in GPU_CATS}
 
     def add(self, ev: dict[str, Any]) -> None:
@@ -143,6 +146,8 @@ class Collector:
             self._api_call(ev, ts, dur, pid, tid, args, API_CATS.index(cat))
         elif cat in self._gpu:
             self._gpu_op(self._gpu[cat], cat, ev, ts, dur, pid, tid, args)
+        elif cat == PYTHON_CAT:
+            self._python_call(ev, ts, dur, pid, tid, args)
 
     def _range(
         self,
@@ -184,6 +189,19 @@ class Collector:
         c["ext"].append(as_int(args.get(EXTERNAL_ID)))
         c["name"].append(t.names.code(ev.get("name")))
         c["kind"].append(kind)
+
+    def _python_call(
+        self, ev: dict[str, Any], ts: float, dur: float, pid: int, tid: int, args: dict[str, Any]
+    ) -> None:
+        t = self._python
+        c = t.cols
+        c["ts"].append(ts)
+        c["dur"].append(dur)
+        c["pid"].append(pid)
+        c["tid"].append(tid)
+        c["pyid"].append(as_int(args.get("Python id")))
+        c["parent"].append(as_int(args.get("Python parent id")))
+        c["name"].append(t.names.code(ev.get("name")))
 
     def _gpu_op(
         self,

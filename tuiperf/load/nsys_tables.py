@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.errors import BadReportError
+from tuiperf.load import nsys_pybt
 from tuiperf.load.assemble import Assembler
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys_source import NsysSource, versions_of
@@ -26,7 +27,9 @@ Sink = Callable[[str, pa.Table], None]
 _PID_MASK = 0xFFFFFF
 #: the columns an export holds text in; every other column the reader asks for holds
 #: numbers (ids, times, sizes), which is what the normalizers compute with
-_TEXT_COLUMNS = frozenset({"value", "label", "name", "text", "busLocation", "uuid", "chipName"})
+_TEXT_COLUMNS = frozenset(
+    {"value", "label", "name", "text", "busLocation", "uuid", "chipName", "jsonText"}
+)
 
 
 def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
@@ -63,6 +66,11 @@ class NsysReader:
         self._enums: dict[str, StringTable] = {}
         self._launch_index: LaunchIndex | None = None
         self.built: set[str] = set()
+        #: lines for meta.diagnostics found while reading
+        self.notes: list[str] = []
+        #: NVTX domain ids of Python backtraces (nsys_pybt), found by nvtx()
+        self._py_domains: list[int] = []
+        self._pybt: tuple[pa.Table, pa.Table] | None = None
 
     # -- raw access ---------------------------------------------------------
     def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
@@ -169,6 +177,8 @@ class NsysReader:
             ("graphs", self.graphs),
             ("sync", self.sync),
             ("nvtx", self.nvtx),
+            ("callsites", lambda: self.python_backtraces(0)),
+            ("frames", lambda: self.python_backtraces(1)),
             ("osrt", self.osrt),
             ("overhead", self.overhead),
             ("gpu_memory", self.gpu_memory),
@@ -414,7 +424,17 @@ class NsysReader:
         )
         if t is None:
             return None
+        self._py_domains = nsys_pybt.python_domains(t)
         return nvtx_table(t, self.strings())
+
+    def python_backtraces(self, which: int) -> pa.Table | None:
+        """callsites (0) or frames (1) from the Python backtraces, if the report has any."""
+        if not self._py_domains:
+            return None
+        if self._pybt is None:
+            self._pybt = nsys_pybt.read_backtraces(self, self._py_domains)
+            self._py_domains = [] if self._pybt is None else self._py_domains
+        return None if self._pybt is None else self._pybt[which]
 
     def osrt(self) -> pa.Table | None:
         cols = ["start", "end", "eventClass", "globalTid", "nameId", "returnValue"]

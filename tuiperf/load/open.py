@@ -65,6 +65,7 @@ def build_nsys_export(
         reader = NsysReader(src, opts.progress)
         meta = read_meta(reader, str(path), kind)
         reader.read_all(sink, defer_details=defer)
+        meta.diagnostics.extend(reader.notes)
         if defer:
             meta.deferred = [n for n in ("api", "kernels") if n in reader.built]
         return meta

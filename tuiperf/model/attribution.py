@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model import fmt
+from tuiperf.model import callsites, fmt
 from tuiperf.model.lanes import display_name
 from tuiperf.model.trace import Trace
 
@@ -210,6 +210,7 @@ def describe(trace: Trace, table: str, row: int, index: NvtxIndex | None = None)
         if partner is not None:
             p = row_dict(trace, *partner)
             fields.append(("Launched", f"{_title(partner[0], p)} on stream {p.get('stream')}"))
+    fields += callsites.detail_fields(trace, table, row)
     ctx = index.context(r.get("pid"), tid, int(when))
     if table not in GPU_TABLES:
         ctx.role = "thread"

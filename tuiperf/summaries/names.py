@@ -13,6 +13,7 @@ REPORT_NAMES = (
     "cuda_gpu_trace",
     "op_sum",  # torch.profiler's CPU operator summary (TensorBoard's Operator view)
     "step_budget",  # where each training step's time goes
+    "by_line",  # GPU time and syncs by source line (Python stacks)
 )
 
 #: the `nsys stats` reports of GPU work; nsys leaves whole CUDA graph executions
@@ -32,6 +33,8 @@ ALIASES = {
     "gputrace": "cuda_gpu_trace",
     "ops": "op_sum",
     "budget": "step_budget",
+    "lines": "by_line",
+    "line": "by_line",
 }
 
 

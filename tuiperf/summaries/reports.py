@@ -103,3 +103,13 @@ def _op_summary(trace: Trace) -> StatsTable:
 
 #: torch.profiler's CPU operator summary (TensorBoard's Operator view)
 EXTRA_REPORTS["op_sum"] = (_op_summary, ("nvtx",))
+
+
+def _by_line(trace: Trace) -> StatsTable:
+    from tuiperf.summaries.by_line import by_line
+
+    return by_line(trace)
+
+
+#: GPU time and syncs by source line, from the Python stacks (issue 22)
+EXTRA_REPORTS["by_line"] = (_by_line, ("callsites",))

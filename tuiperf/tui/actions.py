@@ -629,6 +629,15 @@ REGISTRY: tuple[Key, ...] = (
     ),
     Key("events.summary", "S", "toggle_summary", "Summary", "events", "view", None, show=True),
     Key(
+        "events.by_line",
+        "L",
+        "toggle_lines",
+        "By source line",
+        "events",
+        "view",
+        None,
+    ),
+    Key(
         "events.next_kind",
         "t",
         "cycle_kind(1)",

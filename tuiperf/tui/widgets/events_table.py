@@ -45,10 +45,12 @@ from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.widgets.prompts import ConfirmPrompt, PathPrompt
 from tuiperf.tui.widgets.state_attr import InState
 from tuiperf.tui.widgets.table_body import TableBody
-from tuiperf.tui.widgets.table_rows import EventRows, SummaryRows, new_row_cache
+from tuiperf.tui.widgets.table_rows import EventRows, StatsRows, SummaryRows, new_row_cache
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from tuiperf.summaries.stats import StatsTable
 
 __all__ = ["EventsCommands", "EventsTable", "KindBar", "PathPrompt", "TableBody"]
 
@@ -144,6 +146,9 @@ class EventsTable(Vertical):
         self._busy_timer: Timer | None = None
         self._debounce: Timer | None = None
         self._warmed: set[str] = set()
+        #: the by-source-line summary (`L`) is shown instead of the kind's rows
+        self.lines_mode = False
+        self._lines_sort: tuple[str, bool] = ("", True)
 
     # -- composition -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -172,6 +177,7 @@ class EventsTable(Vertical):
     # -- running queries in a worker ---------------------------------------------------------
     def _run(self, keep: Keep) -> None:
         """Recompute the current view off the UI thread; `keep` is the row to stay on."""
+        self.lines_mode = False
         self._set_busy("filtering")
         self._compute(self.state.request(keep))
 
@@ -202,6 +208,47 @@ class EventsTable(Vertical):
     def _warm(self, kind: str) -> None:
         """Read the kind's columns into numpy after the first frame, before the user sorts."""
         self.model.table(kind).warm([s for c in cols.columns(kind) for s in c.sources])
+
+    # -- the by-line summary ---------------------------------------------------------------
+    def action_toggle_lines(self) -> None:
+        """GPU time and syncs by source line (Python stacks), or back to the events."""
+        if self.lines_mode:
+            self._run(None)
+            return
+        self.lines_mode = True
+        self.state.gen += 1  # a query still running is stale now
+        self._set_busy("summarizing")
+        self._compute_lines(self.state.gen)
+
+    @work(thread=True, exclusive=True, group="events-query", exit_on_error=False)
+    def _compute_lines(self, gen: int) -> None:
+        from tuiperf.summaries.reports import compute_cached
+
+        worker = get_current_worker()
+        try:
+            table = compute_cached(self.trace, "by_line")
+        except Exception as e:  # said, and the spinner stops
+            what = (str(e).strip().splitlines() or [""])[0]
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._failed, gen, f"by line: {what}", True)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._apply_lines, gen, table)
+
+    def _apply_lines(self, gen: int, table: StatsTable) -> None:
+        if not self.state.is_current(gen) or not self.lines_mode:
+            return
+        self._set_busy(None)
+        key, desc = self._lines_sort
+        self.body.set_rows(StatsRows(table, key, desc), 0, key, desc)
+        n = table.num_rows
+        self.border_title = (
+            f"By source line · GPU time and syncs ({n:,} lines)"
+            if n
+            else "By source line · no Python stacks in this report (nsys --python-backtrace=cuda"
+            " exported with --include-json=true, or torch.profiler with_stack=True)"
+        )
+        self.border_subtitle = "L: back to the events"
 
     def _apply(self, done: Result) -> None:
         cursor = self.state.accept(done)
@@ -285,6 +332,8 @@ class EventsTable(Vertical):
             self.post_message(self.RowHighlighted(self.kind, row))
 
     def on_table_body_activated(self, event: TableBody.Activated) -> None:
+        if self.lines_mode:
+            return
         if self.state.showing_summary:
             if self.state.drill(event.pos):
                 self._run(self._keep())
@@ -304,12 +353,14 @@ class EventsTable(Vertical):
 
     def current_row(self) -> int | None:
         """The trace row under the cursor (events mode), or None."""
-        if self.body.rows is None:
+        if self.body.rows is None or self.lines_mode:
             return None
         return self.state.row_at(self.body.cursor)
 
     def _keep(self) -> Keep:
         """What the cursor is on: a trace row, or a name in summary mode."""
+        if self.lines_mode:
+            return None
         return self.state.keep_at(self.body.cursor) if self.body.rows is not None else None
 
     # -- public API for the app (timeline sync) --------------------------------------------
@@ -436,6 +487,12 @@ class EventsTable(Vertical):
             self._sort_by(key)
 
     def _sort_by(self, key: str, descending: bool | None = None) -> None:
+        if self.lines_mode and isinstance(self.body.rows, StatsRows):
+            desc = key != self._lines_sort[0] or not self._lines_sort[1]
+            self._lines_sort = (key, desc if descending is None else descending)
+            rows = StatsRows(self.body.rows.table, *self._lines_sort)
+            self.body.set_rows(rows, 0, *self._lines_sort)
+            return
         if descending is None:
             col = next((c for c in self.body.columns() if c.key == key), None)
             descending = default_descending(col.fmt if col is not None else None)
@@ -451,12 +508,18 @@ class EventsTable(Vertical):
         self.notify(f"After a sort the cursor {said}.", timeout=2)
 
     def action_reverse(self) -> None:
+        if self.lines_mode:
+            self._sort_by(self._lines_sort[0] or "gpu_ns", not self._lines_sort[1])
+            return
         key, desc = self.state.sort
         self._sort_by(key, not desc)
 
     # export and copy
     def default_export_path(self) -> Path:
-        return Path.cwd() / self.state.export_name(self.trace.meta.source)
+        name = self.state.export_name(self.trace.meta.source)
+        if self.lines_mode:
+            name = name.split(".")[0] + ".by_line.csv"
+        return Path.cwd() / name
 
     def action_export(self) -> None:
         if self.view is None:
@@ -480,6 +543,8 @@ class EventsTable(Vertical):
         """What `e` writes: the shown rows and exactly the shown columns, in their order on
         screen, with raw values (`duration_ns`, `bytes`)."""
         rows = self.body.rows
+        if isinstance(rows, StatsRows):
+            return rows.table.data.take(rows.order)
         mask = rows.ncu_mask if isinstance(rows, EventRows) else None
         return self.state.export_table([c.key for c in self.body.columns()], mask)
 
@@ -537,6 +602,7 @@ class EventsCommands(Provider):
             ("export: CSV of visible rows", "write the shown rows to a file", t.action_export),
             ("copy: row under the cursor", "to the clipboard (OSC 52)", t.action_copy),
             (f"view: per-name {mode}", "toggle the summary", t.action_toggle_summary),
+            ("view: by source line", "GPU time and syncs (Python stacks)", t.action_toggle_lines),
             ("filter: names", "substring; ! inverts", t.action_filter),
             ("filter: minimum duration", "e.g. 10us", t.action_min_duration),
         ]

@@ -14,8 +14,10 @@ from rich.cells import cell_len, set_cell_size
 from textual.cache import LRUCache
 
 from tuiperf.model import columns as cols
+from tuiperf.model import fmt
 from tuiperf.model.ncu_names import base_name
 from tuiperf.model.query import NameSummary, View
+from tuiperf.summaries.stats import StatsTable
 
 #: formatted rows kept per table
 ROW_CACHE = 4096
@@ -121,9 +123,6 @@ class SummaryRows:
         return out
 
 
-Rows = EventRows | SummaryRows
-
-
 def fit_cell(text: str, width: int, right: bool, ellipsis: str) -> str:
     if cell_len(text) > width:
         text = set_cell_size(text, max(width - cell_len(ellipsis), 0)) + ellipsis
@@ -137,3 +136,53 @@ def layout(columns: list[Col], width: int) -> list[int]:
     widths = [max(c.width, cell_len(c.header) + 2) if c.width else 0 for c in columns]
     fixed = sum(w + 1 for w in widths if w)
     return [w if w else max(width - fixed, 8) for w in widths]
+
+
+class StatsRows:
+    """Rows of a summary report (summaries.stats.StatsTable: `by_line`), sortable by any
+    column; durations (`… (ns)` columns) shown as times."""
+
+    def __init__(self, table: StatsTable, sort_key: str = "", descending: bool = True) -> None:
+        self.table = table
+        self.specs = table.columns
+        self.base_names = False
+        self._values = {c.key: table.data[c.key].to_pylist() for c in self.specs}
+        self.order = list(range(table.num_rows))
+        if sort_key in self._values:
+            vals = self._values[sort_key]
+            self.order.sort(key=lambda i: (vals[i] is None, vals[i]), reverse=descending)
+
+    def columns(self, width: int) -> list[Col]:
+        out = [self._col(c.key, c.header, c.fmt) for c in self.specs]
+        while sum(c.width + 1 for c in out if c.width) + 24 > width and len(out) > 3:
+            out.pop()
+        return out
+
+    @staticmethod
+    def _col(key: str, header: str, fmt: str) -> Col:
+        if fmt == "str":
+            return Col(key, header, 0 if key == "site" else 18, False, "text")
+        return Col(key, header.removesuffix(" (ns)"), 10, True, "count")
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def row_id(self, pos: int) -> int:
+        return self.order[pos]
+
+    def cells(self, pos: int, shown: list[Col]) -> list[str]:
+        i = self.order[pos]
+        out = []
+        for c in shown:
+            v = self._values[c.key][i]
+            if v is None:
+                out.append("")
+            elif isinstance(v, int):
+                is_time = c.key.endswith("_ns")
+                out.append(fmt.duration(v) if is_time else f"{v:,}")
+            else:
+                out.append(str(v))
+        return out
+
+
+Rows = EventRows | SummaryRows | StatsRows
