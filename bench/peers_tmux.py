@@ -86,11 +86,11 @@ def first_screen(
 
 def _watch(tmux: Tmux, marker: re.Pattern[str], out: Path, pidfile: Path, timeout: float) -> Screen:
     deadline = time.monotonic() + timeout
-    while not pidfile.exists():
+    while len(fields := _read_fields(pidfile)) < 2:  # the wrapper writes it after starting
         if time.monotonic() > deadline:
             return Screen(None, None, "(the wrapper never started)", False)
         time.sleep(0.01)
-    pid_s, start_s = pidfile.read_text().split()
+    pid_s, start_s = fields[:2]
     pid, start = int(pid_s), float(start_s)
     seconds, screen = None, ""
     while time.monotonic() < start + timeout:
@@ -104,6 +104,13 @@ def _watch(tmux: Tmux, marker: re.Pattern[str], out: Path, pidfile: Path, timeou
         time.sleep(POLL_S)
     _end(pid)
     return Screen(seconds, _rss(out, wait=10.0), screen, False)
+
+
+def _read_fields(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except FileNotFoundError:
+        return []
 
 
 def _end(pid: int) -> None:

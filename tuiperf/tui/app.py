@@ -165,8 +165,8 @@ class TuiperfApp(App[int]):
                 report("read tables", 1.0, "write cache")
             elif step.phase == "read kernel":  # an Nsight Compute report, result by result
                 report("open report", step.fraction, str(step))
-            else:
-                report("open report", 0.5, str(step))
+            else:  # `nsys export` of a .nsys-rep counts its own percent
+                report("open report", step.fraction if step.total else 0.5, str(step))
 
         ncu_opts = replace(self.opts, progress=from_loader)
 
