@@ -10,7 +10,9 @@ The parts of a step add up to its wall time exactly (integer ns):
            `enumerate(DataLoader)`), or, without one, in a DataLoader-type OS runtime wait
            of the loop thread;
   `sync`   the CPU was blocked in a sync call (stream/device/event sync, a synchronous or
-           device-to-host copy) when the GPU ran dry: the whole gap until new work arrives;
+           device-to-host copy) when the GPU ran dry: the gap until new work arrives, up
+           to the time the CPU spent blocked in sync calls in that step (removing the syncs
+           gives back no more); the rest of such gaps is `cpu_bound`;
   `cpu_bound` the GPU's queue was empty: the op that ends the gap was launched after the
            GPU went idle (launch -> start delay ~0), so the GPU waited on the launching
            thread (Holistic Trace Analysis' queue-length / launch-delay reading);
@@ -350,7 +352,7 @@ def _device(
     idle = S.complement(busy[-1], lo, hi)
     causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu)
     windows = np.append(a, t0), np.append(b, a[0])  # steady steps, then start-up
-    parts = _measure(busy, causes, start, end, *windows)
+    parts = _measure(busy, causes, cpu.sync, start, end, *windows)
     step_parts = [
         StepParts(steps.labels[int(i)], int(a[k]), int(b[k]), parts[k])
         for k, i in enumerate(steady)
@@ -394,6 +396,7 @@ def _idle_causes(
 def _measure(
     busy: list[Union],
     causes: dict[str, Union],
+    blocking: Union,
     start: np.ndarray,
     end: np.ndarray,
     a: np.ndarray,
@@ -404,6 +407,10 @@ def _measure(
     ns = {"compute": c, "comm": cc - c, "copy": al - cc}
     for p in ("data", "sync", "cpu_bound"):
         ns[p] = causes[p].busy(a, b)
+    # removing a sync gives back at most the time it kept the CPU blocked: the rest of a
+    # gap that began in a sync call is the CPU busy with other work (cpu_bound)
+    excess = np.maximum(ns["sync"] - blocking.busy(a, b), 0)
+    ns["sync"], ns["cpu_bound"] = ns["sync"] - excess, ns["cpu_bound"] + excess
     ns["other"] = wall - al - ns["data"] - ns["sync"] - ns["cpu_bound"]
     overlap = overlap_sum(start, end, a, b) - al
     return [
