@@ -320,8 +320,9 @@ def test_parse_target() -> None:
     t = parse_target(["python3", "-u", "-X", "dev", "train.py", "--lr", "1"])
     assert (t.flags, t.script, t.args, t.name) == (("-u", "-X", "dev"), Path("train.py"),
                                                    ("--lr", "1"), "train")  # fmt: skip
-    assert t.torch_argv() == ["python3", "-u", "-X", "dev", "-m", "tuiperf.torch", "train.py",
-                              "--lr", "1"]  # fmt: skip
+    boot = t.torch_argv()
+    assert boot[:4] == ["python3", "-u", "-X", "dev"] and boot[4] == "-c"
+    assert boot[6:] == ["train.py", "--lr", "1"]
     m = parse_target(["/usr/bin/python3.12", "-m", "pkg.train_mod", "a"])
     assert (m.module, m.args, m.name) == ("pkg.train_mod", ("a",), "train_mod")
     assert parse_target(["run.py"]).argv == [sys.executable, "run.py"]

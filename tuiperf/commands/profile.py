@@ -96,12 +96,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _child_env(steps: int | None) -> dict[str, str]:
-    """The program's environment: tuiperf importable (for `-m tuiperf.torch` and the
-    script's own `import tuiperf.torch`, whatever its interpreter), --steps passed on."""
+    """The program's environment, with --steps passed on to tuiperf.torch.profile_steps."""
     env = dict(os.environ)
-    here = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
-    env.pop("TUIPERF_PROFILE_STEPS", None)
+    for var in ("TUIPERF_PROFILE", "TUIPERF_PROFILE_STEPS", "TUIPERF_PROFILE_OUT"):
+        env.pop(var, None)
     if steps is not None:
         env["TUIPERF_PROFILE_STEPS"] = str(steps)
     return env

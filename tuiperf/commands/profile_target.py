@@ -43,14 +43,25 @@ class Target:
         return re.sub(r"[^A-Za-z0-9_-]+", "_", raw).strip("_") or "program"
 
     def torch_argv(self) -> list[str]:
-        """The same program run by `python -m tuiperf.torch` (the whole run profiled)."""
+        """The same program run under torch.profiler by tuiperf/torch.py's `main`, loaded by
+        its path: the program's Python needs torch, not tuiperf (`-m tuiperf.torch` would)."""
         if self.python is None:
             raise UsageError(
                 f"{self.argv[0]}: without nsys, tuiperf profile runs Python programs only "
                 "(python SCRIPT ARGS, python -m MODULE ARGS or SCRIPT.py ARGS)"
             )
         main = ["-m", self.module] if self.module is not None else [str(self.script)]
-        return [self.python, *self.flags, "-m", "tuiperf.torch", *main, *self.args]
+        return [self.python, *self.flags, "-c", _BOOT.format(path=str(_TORCH_PY)), *main,
+                *self.args]  # fmt: skip
+
+
+#: tuiperf.torch's source file, and the `python -c` code that runs its `main`
+_TORCH_PY = Path(__file__).resolve().parents[1] / "torch.py"
+_BOOT = (
+    "import importlib.util as u, sys; s = u.spec_from_file_location('tuiperf_torch_run', "
+    "{path!r}); m = u.module_from_spec(s); s.loader.exec_module(m); "
+    "sys.exit(m.main(sys.argv[1:]))"
+)
 
 
 def parse_target(cmd: list[str]) -> Target:
