@@ -175,6 +175,13 @@ def test_no_program_is_one_line(tmp_path: Path) -> None:
     assert_one_line_error(tuiperf(tmp_path, "profile", "--no-tui"), 2)
 
 
+def test_not_python_without_nsys_is_one_line(tmp_path: Path) -> None:
+    res = tuiperf(tmp_path, "profile", "--no-tui", "--", "true")
+    assert_one_line_error(res, 2)
+    assert "without nsys, tuiperf profile runs Python programs only" in res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_failing_program_keeps_what_was_captured(tmp_path: Path) -> None:
     write(tmp_path, "fails.py", TRAIN + "raise SystemExit(3)\n")
     res = tuiperf(tmp_path, "profile", "--no-tui", "--no-cache", "--", sys.executable,

@@ -135,9 +135,10 @@ def _with_torch(target: Target, base: Path, steps: bool, env: dict[str, str],
     report = base.with_name(base.name + ".pt.trace.json.gz")
     env["TUIPERF_PROFILE"] = "torch"
     env["TUIPERF_PROFILE_OUT"] = str(report)
+    argv = target.argv if steps else target.torch_argv()  # not Python: one line, nothing ran
     how = "the steps of tuiperf.torch.profile_steps" if steps else "the whole run"
     say(f"profiling with torch.profiler (Python stacks and input shapes, {how}){why}")
-    status = _launch(target.argv if steps else target.torch_argv(), env)
+    status = _launch(argv, env)
     return (report if report.is_file() else None), status
 
 
