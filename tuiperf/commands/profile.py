@@ -183,7 +183,10 @@ def _finish(args: argparse.Namespace, report: Path | None, status: int, steps: b
             else ""
         )
         raise TuiperfError(f"no report written{hint}")
-    say(f"report: {_where(report)}")
+    export = report.with_suffix(".sqlite")
+    beside = f", its SQLite export {_where(export)}" if report.suffix == ".nsys-rep" and (
+        export.is_file()) else ""  # fmt: skip
+    say(f"report: {_where(report)}{beside}")
     return _show(args, report)
 
 
