@@ -267,10 +267,10 @@ def test_nsys_flags_report_and_analysis(tmp_path: Path, standin: dict[str, str])
     res = tuiperf(work, "profile", "--no-tui", "--no-cache", "--", sys.executable, "train.py",
                   "2", env=standin)  # fmt: skip
     assert res.returncode == 0, res.stderr
-    (call,) = logged(standin)
+    call, export_call = logged(standin)
     argv = call["argv"]
     assert isinstance(argv, list)
-    assert argv[:3] == ["-t", "cuda,nvtx,osrt", "--cpuctxsw=none"]
+    assert argv[:4] == ["profile", "-t", "cuda,nvtx,osrt", "--cpuctxsw=none"]
     assert {"--sample=process-tree", "--cudabacktrace=all", "--python-backtrace=cuda"} <= set(argv)
     assert not any(a.startswith("--capture-range") for a in argv)  # no profile_steps: all of it
     base = work / "tuiperf_train_1"
@@ -281,7 +281,9 @@ def test_nsys_flags_report_and_analysis(tmp_path: Path, standin: dict[str, str])
     assert "profiling with Nsight Systems (NVIDIA Nsight Systems version 2025.3.2" in res.stderr
     report = base.with_suffix(".nsys-rep")
     assert digest(report) == digest(NSYS_DATA / "vit_range.nsys-rep")
-    export = base.with_suffix(".sqlite")  # exported beside it, --include-json=true
+    export = base.with_suffix(".sqlite")  # exported beside it, with the NVTX payloads' JSON
+    want = ["export", "--type", "sqlite", "--force-overwrite", "false", "--include-json=true"]
+    assert export_call["argv"] == [*want, "-o", str(export), str(report)]
     assert digest(export) == digest(Path(standin["STANDIN_EXPORTS"]) / "tuiperf_train_1.sqlite")
     alone = tuiperf(tmp_path, "analyze", str(report), "--no-cache", env=standin)
     assert alone.returncode == 0, alone.stderr
@@ -295,7 +297,7 @@ def test_nsys_steps_and_an_older_nsys(tmp_path: Path, standin: dict[str, str]) -
     res = tuiperf(tmp_path, "profile", "--steps", "3", "--no-tui", "--no-cache", "--",
                   "train.py", env=env)  # fmt: skip
     assert res.returncode == 0, res.stderr
-    (call,) = logged(standin)
+    call, _ = logged(standin)
     argv = call["argv"]
     assert isinstance(argv, list)
     assert "--sample=none" in argv and not any("backtrace" in a for a in argv)
@@ -312,7 +314,7 @@ def test_nsys_failing_program(tmp_path: Path, standin: dict[str, str]) -> None:
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]
     assert last.startswith(
-        "tuiperf: error: the program exited with status 5; what was captured: "
+        "tuiperf: error: nsys profile exited with status 5; what was captured: "
         "tuiperf_train_1.nsys-rep ("
     )
 

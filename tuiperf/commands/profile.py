@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         for p in sorted(base.parent.glob(base.name + ".*")):
             say(f"interrupted; what was captured: {_where(p)}")
         raise
-    return _finish(args, report, status, steps)
+    who = "nsys profile" if nsys is not None else "the program"
+    return _finish(args, report, status, steps, who)
 
 
 def _child_env(steps: int | None) -> dict[str, str]:
@@ -171,10 +172,12 @@ def _where(report: Path) -> str:
     return f"{name} ({shown})"
 
 
-def _finish(args: argparse.Namespace, report: Path | None, status: int, steps: bool) -> int:
+def _finish(args: argparse.Namespace, report: Path | None, status: int, steps: bool,
+            who: str) -> int:  # fmt: skip
+    """`who` exited with `status`: say so (keeping what was captured), or show the report."""
     if status != 0:
         got = f"what was captured: {_where(report)}" if report else "no report written"
-        raise TuiperfError(f"the program exited with status {status}; {got}")
+        raise TuiperfError(f"{who} exited with status {status}; {got}")
     if report is None:
         hint = (
             ": the program never reached the recorded steps of tuiperf.torch.profile_steps "
