@@ -119,8 +119,9 @@ def _with_nsys(nsys: str, target: Target, base: Path, steps: bool,
     say(f"profiling with Nsight Systems ({info.version}, {nsys}): {what}")
     env["TUIPERF_PROFILE"] = "nsys"
     status = _launch(pn.profile_argv(info, base, steps, target.argv), env)
-    report = base.with_name(base.name + ".nsys-rep")
-    if not report.is_file():
+    names = (base.name + ".nsys-rep", base.name + ".qdrep")  # .qdrep: nsys before 2021.4
+    report = next((p for p in map(base.with_name, names) if p.is_file()), None)
+    if report is None:
         return None, status
     say(f"exporting {report.name} to SQLite beside it (the file tuiperf reads)")
     res = subprocess.run(pn.export_argv(info, report), capture_output=True, text=True,
@@ -187,8 +188,8 @@ def _finish(args: argparse.Namespace, report: Path | None, status: int, steps: b
         )
         raise TuiperfError(f"no report written{hint}")
     export = report.with_suffix(".sqlite")
-    beside = f", its SQLite export {_where(export)}" if report.suffix == ".nsys-rep" and (
-        export.is_file()) else ""  # fmt: skip
+    beside = f", its SQLite export {_where(export)}" if report.suffix in (
+        ".nsys-rep", ".qdrep") and export.is_file() else ""  # fmt: skip
     say(f"report: {_where(report)}{beside}")
     return _show(args, report)
 
