@@ -7,6 +7,7 @@ made of the same report.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -213,11 +214,15 @@ def test_export_shows_nsys_progress_and_time(
 def test_export_asks_for_json_payloads_and_falls_back_to_sqlite(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    log = tmp_path / "argv.txt"
+    log = tmp_path / "argv.jsonl"
     out, _ = _export_with_standin(
-        workdir, monkeypatch, "vit_range.nsys-rep", STANDIN_NO_ARROWDIR="1", STANDIN_ARGV=str(log)
+        workdir,
+        monkeypatch,
+        "vit_range.nsys-rep",
+        STANDIN_NO_ARROWDIR="1",
+        STANDIN_ARGV_LOG=str(log),
     )
-    calls = log.read_text().splitlines()
+    calls = [" ".join(json.loads(ln)["argv"]) for ln in log.read_text().splitlines()]
     assert len(calls) == 2, calls  # arrowdir refused by this older nsys, then sqlite
     assert "--type arrowdir" in calls[0] and "--type sqlite" in calls[1]
     assert all("--include-json=true" in c for c in calls)  # Python backtraces need it
