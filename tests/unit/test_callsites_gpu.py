@@ -107,3 +107,13 @@ def test_budget_charges_syncs_no_more_than_they_blocked(kineto: Trace) -> None:
         assert 0 < step.parts.ns["sync"] <= bound + 1000, step.label  # ns rounding
     assert budget.steady.largest() == "cpu_bound"
     assert analyze(kineto).findings[0].rule == "cpu_bound"
+
+
+def test_a_rule_the_budget_cannot_see_says_so(nsys: Trace) -> None:
+    """The batch is made on the CPU at each step's start with no data-phase range: the
+    data-starvation rule sees the idle time, the budget (which needs such a range or a
+    DataLoader wait) cannot, and the message says that instead of 'idles 0 ns on data'."""
+    found = _finding(nsys, "dataloader_starvation")
+    assert found.est_saving_ns == 0
+    assert "idles 0 ns" not in found.message
+    assert "finds no GPU idle time waiting for data" in found.message

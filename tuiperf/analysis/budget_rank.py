@@ -126,9 +126,21 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
 OWN_WORDS = ("cpu_bound", "gpu_bound", "copy_bound")
 
 
+#: why the budget can see none of an idle part that a rule reports
+ZERO_HINTS = {
+    "data": (
+        " (it tells a data wait by a data-phase NVTX range or the loop thread's DataLoader "
+        "waits, and this report has neither in its steps: the time is under its other causes)"
+    ),
+}
+
+
 def _budget_note(part: str, total: int, others: int) -> str:
     what = LABELS[part].split(": ", 1)[1]
     shared = f", shared with {others} other finding(s)" if others else ""
+    if part in IDLE_PARTS and total == 0:  # the rule saw it, the budget's measure did not
+        how = ZERO_HINTS.get(part, "")
+        return f" Step budget: it finds no GPU idle time {what}{how}, so no saving is ranked."
     if part in IDLE_PARTS:
         return f" Step budget: the GPU idles {fmt.duration(total)} on {what}{shared}."
     return (
