@@ -37,10 +37,10 @@ NO_CACHE = OpenOptions(use_cache=False)
 @pytest.mark.parametrize(
     ("path", "user"),
     [
-        ("/work/main/examples/graphs/programs.py", True),
+        ("/work/main/examples/graphs/programs.py", True),  # a path as data
         ("train_cpu.py", True),
         ("<stdin>", True),
-        ("/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/module.py", False),
+        ("/opt/torch/lib/python3.12/site-packages/torch/nn/module.py", False),  # a path as data
         ("/usr/lib/python3/dist-packages/numpy/core/numeric.py", False),
         ("/usr/lib/python3.12/threading.py", False),
         ("torch/nn/modules/module.py", False),

@@ -33,7 +33,8 @@ METRIC = ("name", "unit", "value", "label")
 
 #: shape -> (where its module lives (a name only, never read), hidden methods)
 NEW = ("/venv/site-packages/ncu_report/__init__.py", ())
-OLD = ("/opt/nvidia/nsight-compute/2025.3.1/extras/python/ncu_report.py", ("sections", "label"))
+EXTRAS = "/opt/nvidia/nsight-compute/2025.3.1/extras/python/ncu_report.py"  # a path as data
+OLD = (EXTRAS, ("sections", "label"))
 OLD_OBJECTS = ("/venv/site-packages/ncu_report/__init__.py",
                ("sections", "label", "rule_results_as_dicts"))  # fmt: skip
 NO_METRICS = (OLD[0], ("sections", "label", "metric_by_name"))
