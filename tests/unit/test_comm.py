@@ -182,3 +182,45 @@ def test_two_gpu_report_has_a_budget_per_device(nsys_dir: Path) -> None:
     assert sorted(d.device for d in budget.devices) == sorted(
         set(A.ints(t.table("kernels"), "device").tolist())
     )
+
+
+@pytest.fixture(scope="module")
+def r2_rank0(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("r2") / "r2_rank0.sqlite"
+    out.write_bytes(lzma.decompress((DATA / "ranks" / "r2_rank0.sqlite.xz").read_bytes()))
+    return out
+
+
+def test_exposed_gloo_collective_against_sql(r2_rank0: Path) -> None:
+    """gloo's all-reduce runs on the CPU: its exposed time is the GPU idle time inside the
+    loop's `allreduce` ranges, here recomputed with SQL over the export's raw tables."""
+    import sqlite3
+
+    from tuiperf.analysis.comm_rules import exposed_comm
+
+    ctx = Ctx(open_trace(r2_rank0, OpenOptions(use_cache=False)))
+    lc = comm.loop_comm(ctx)
+    assert lc is not None and lc.source == "ranges"
+    with sqlite3.connect(f"file:{r2_rank0}?mode=ro", uri=True) as db:
+        text = "coalesce(n.text, s.value)"
+        q = f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n LEFT JOIN StringIds s "
+        ranges = db.execute(q + f"ON s.id = n.textId WHERE {text} = 'allreduce'").fetchall()
+        steps = dict(
+            (r[2], (r[0], r[1]))
+            for r in db.execute(q + f"ON s.id = n.textId WHERE {text} LIKE 'step %'")
+        )
+        gpu = [
+            (a, b)
+            for t in ("KERNEL", "MEMCPY", "MEMSET")
+            for a, b in db.execute(f"SELECT start, end FROM CUPTI_ACTIVITY_KIND_{t}")
+        ]
+    busy = _merge(gpu)
+    for st in lc.steps:
+        a, b = steps[st.label]
+        inside = [(max(s, a), min(e, b)) for s, e, _ in ranges if min(e, b) > max(s, a)]
+        assert st.calls == 1
+        assert st.comm_ns == sum(e - s for s, e in inside)
+        assert st.exposed_ns == sum((e - s) - _covered(busy, s, e) for s, e in inside)
+    (f,) = exposed_comm(ctx)
+    assert f.est_saving_ns == sum(s.exposed_ns for s in lc.steps)
+    assert "bucket_cap_mb" in f.fix.text and "gradient_as_bucket_view" in f.fix.text

@@ -68,7 +68,8 @@ def comm_kernel_mask(ctx: Ctx) -> np.ndarray:
 
 def collective_ranges(ctx: Ctx) -> np.ndarray:
     """Rows of the nvtx table that are collective calls on the CPU, outermost only (a
-    `c10d::allreduce_` op holding a `gloo:all_reduce` range counts once)."""
+    `c10d::allreduce_` op holding a `gloo:all_reduce` range counts once), by start. With
+    torch.profiler's backend ranges (`gloo:all_reduce`, `nccl:all_reduce`), only those."""
     nv = ctx.table("nvtx")
     if nv.num_rows == 0:
         return np.zeros(0, np.int64)
@@ -77,20 +78,20 @@ def collective_ranges(ctx: Ctx) -> np.ndarray:
         [bool(COLLECTIVE_RANGE.search(t)) and not NOT_COLLECTIVE.match(t) for t in text], bool
     )
     hit &= A.strings(nv, "domain") != _GPU_MIRROR
+    backend = hit & (np.char.startswith(text, "gloo:") | np.char.startswith(text, "nccl:"))
+    if backend.any():  # torch.profiler: the backend's own range is the collective running;
+        hit = backend  # c10d::allreduce_ only queues it (async) on the loop thread
     start, end = A.ints(nv, "start"), A.ints(nv, "end", -1)
     rows = np.flatnonzero(hit & (end > start))
     if len(rows) == 0:
         return rows
-    rows = rows[np.argsort(start[rows], kind="stable")]
-    tid = A.ints(nv, "tid", -1)
-    keep: list[int] = []
-    last_end: dict[int, int] = {}
-    for r in rows:
-        t = int(tid[r])
-        if int(start[r]) >= last_end.get(t, -1):
-            keep.append(int(r))
-            last_end[t] = int(end[r])
-    return np.array(keep, np.int64)
+    rows = rows[np.lexsort((-end[rows], start[rows]))]
+    # a range inside an earlier one (on any thread: Kineto's `gloo:all_reduce` runs on a
+    # worker thread inside the loop's `c10d::allreduce_`) is part of it
+    reach = np.maximum.accumulate(end[rows])
+    inside = np.zeros(len(rows), bool)
+    inside[1:] = end[rows][1:] <= reach[:-1]
+    return rows[~inside]
 
 
 @dataclass(frozen=True)
@@ -176,3 +177,96 @@ def overlap_by_step(ctx: Ctx) -> dict[int, list[StepOverlap]]:
             for i, s in enumerate(d.steps)
         ]
     return out
+
+
+@dataclass(frozen=True)
+class StepComm:
+    """One steady step of the loop's main device: its collectives' time (ns) and the part
+    of it the GPU spent idle or on communication alone (exposed)."""
+
+    label: str
+    start_ns: int
+    end_ns: int
+    comm_ns: int
+    exposed_ns: int
+    calls: int
+
+
+@dataclass(frozen=True)
+class LoopComm:
+    """The collectives of the training loop: kernels (NCCL) or CPU ranges (gloo, or NCCL
+    without kernels), their spans, and the steady steps' share of them."""
+
+    source: str  # "kernels", "ranges" or "" (none found)
+    device: int
+    starts: np.ndarray
+    ends: np.ndarray
+    steps: list[StepComm]
+
+    @property
+    def found(self) -> bool:
+        return bool(self.source)
+
+
+def loop_comm(ctx: Ctx) -> LoopComm | None:
+    """The loop's collectives per steady step; None without steps."""
+    b = ctx.budget
+    if b is None:
+        return None
+    dev = b.main
+    a = np.array([s.start_ns for s in dev.steps], np.int64)
+    e = np.array([s.end_ns for s in dev.steps], np.int64)
+    k = ctx.table("kernels")
+    on = comm_kernel_mask(ctx) & (A.ints(k, "device", -1) == dev.device) if k.num_rows else None
+    if on is not None and on.any():
+        s, t = A.ints(k, "start")[on], A.ints(k, "end")[on]
+        exposed = np.array([p.parts.ns["comm"] for p in dev.steps], np.int64)
+        return _loop(ctx, "kernels", dev.device, s, t, a, e, exposed)
+    rows = collective_ranges(ctx)
+    nv = ctx.table("nvtx")
+    if len(rows) and ctx.steps.tid is not None:
+        same = A.ints(nv, "tid", -1)[rows] == ctx.steps.tid
+        rows = rows[same] if same.any() else rows
+    if len(rows) == 0:
+        z = np.zeros(0, np.int64)
+        return _loop(ctx, "", dev.device, z, z, a, e, np.zeros(len(a), np.int64))
+    s, t = A.ints(nv, "start")[rows], A.ints(nv, "end")[rows]
+    ops = ctx.gpu_ops
+    mine = ops.device == dev.device
+    busy = Union.of(ops.start[mine], ops.end[mine])
+    exposed = np.zeros(len(a), np.int64)
+    for i in range(len(a)):
+        lo, hi = np.maximum(s, a[i]), np.minimum(t, e[i])
+        ok = hi > lo
+        exposed[i] = int(busy.idle(lo[ok], hi[ok]).sum())
+    return _loop(ctx, "ranges", dev.device, s, t, a, e, exposed)
+
+
+def _loop(
+    ctx: Ctx,
+    source: str,
+    device: int,
+    s: np.ndarray,
+    t: np.ndarray,
+    a: np.ndarray,
+    e: np.ndarray,
+    exposed: np.ndarray,
+) -> LoopComm:
+    order = np.argsort(s, kind="stable")
+    s, t = s[order], t[order]
+    u = Union.of(s, t)
+    total = u.busy(a, e)
+    b = ctx.budget
+    assert b is not None
+    steps = [
+        StepComm(
+            p.label,
+            int(a[i]),
+            int(e[i]),
+            int(total[i]),
+            int(exposed[i]),
+            int(((s >= a[i]) & (s < e[i])).sum()),
+        )
+        for i, p in enumerate(b.main.steps)
+    ]
+    return LoopComm(source, device, s, t, steps)
