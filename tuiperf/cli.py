@@ -22,7 +22,7 @@ from tuiperf.commands.open_tui import add_viewer_options
 from tuiperf.errors import ExitCode, TuiperfError
 
 #: modules under tuiperf.commands that define COMMAND, in the order --help lists them
-COMMAND_MODULES = ("info", "summary", "export", "analyze", "diff", "ncu", "convert")
+COMMAND_MODULES = ("info", "summary", "export", "analyze", "diff", "ranks", "ncu", "convert")
 
 DESCRIPTION = """\
 GPU profiles in the terminal: Nsight Systems, Nsight Compute and torch.profiler.
@@ -33,6 +33,7 @@ examples:
   tuiperf info trace.pt.trace.json.gz
   tuiperf convert run.nsys-rep -o run_arrow/
   tuiperf diff before.nsys-rep after.nsys-rep --fail-if-slower 5
+  tuiperf ranks 'run/rank*.nsys-rep'        one report per rank: the straggler, exposed comm
 """
 
 

@@ -1,0 +1,165 @@
+"""`tuiperf ranks` on real per-rank captures (tests/data/ranks: gloo on one H200, rank 1 the
+planted straggler doing 3 extra forward/backward passes a step), against the raw tables."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import DATA
+from tuiperf.analysis.ranks import Job
+from tuiperf.analysis.ranks_pool import run_local
+from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, assemble
+
+RANKS = DATA / "ranks"
+
+
+def _unpack(out: Path, names: list[str]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        src = RANKS / n
+        if n.endswith(".xz"):
+            (out / n[:-3]).write_bytes(lzma.decompress(src.read_bytes()))
+        else:
+            shutil.copy(src, out / n)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("ranks")
+    return {
+        "r2": _unpack(base / "r2", [f"r2_rank{i}.sqlite.xz" for i in range(2)]),
+        "r4": _unpack(base / "r4", [f"r4_rank{i}.sqlite.xz" for i in range(4)]),
+        "k2": _unpack(base / "k2", [f"k2_rank{i}.kineto.json.gz" for i in range(2)]),
+    }
+
+
+def _tuiperf(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run(
+        [sys.executable, "-m", "tuiperf", "ranks", *args, "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if ok:
+        assert res.returncode == 0, res.stderr
+    return res
+
+
+def _json(*args: str) -> dict:
+    return json.loads(_tuiperf(*args, "-f", "json").stdout)
+
+
+def _steps_sql(path: Path) -> dict[str, int]:
+    """The `step N` NVTX ranges of the loop, straight from the export: label -> duration."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT coalesce(n.text, s.value), n.end - n.start FROM NVTX_EVENTS n "
+            "LEFT JOIN StringIds s ON s.id = n.textId "
+            "WHERE coalesce(n.text, s.value) LIKE 'step %' AND n.end IS NOT NULL"
+        ).fetchall()
+    return dict(rows)
+
+
+@pytest.mark.parametrize("name", ["r2", "r4"])
+def test_nsys_sets_name_rank_1_and_their_step_times(sets: dict[str, Path], name: str) -> None:
+    doc = _json(str(sets[name]))
+    rows = doc["ranks"]
+    assert [r["rank"] for r in rows] == list(range(len(rows)))
+    assert doc["rank_from"] == "file name"
+    assert doc["straggler"]["rank"] == 1
+    assert [r["straggler"] for r in rows] == [r["rank"] == 1 for r in rows]
+    assert "rank 1 works" in doc["verdict"]
+    for r in rows:
+        # the steady steps are the `step N` ranges after the start-up (step 0 at least)
+        sql = _steps_sql(Path(r["report"]))
+        steady = sorted(sql, key=lambda t: int(t.split()[1]))[-r["steps"] :]
+        assert "step 0" not in steady
+        assert r["step_ns"] == int(np.median([sql[t] for t in steady]))
+        # the straggler works longest between collectives, the others wait inside them
+    s = rows[1]
+    others = [r for r in rows if r["rank"] != 1]
+    assert all(s["work_before_collective_ns"] > o["work_before_collective_ns"] for o in others)
+    assert all(s["inside_collective_ns"] < o["inside_collective_ns"] for o in others)
+
+
+def test_kineto_pair_names_rank_1_from_its_header(sets: dict[str, Path], tmp_path: Path) -> None:
+    # no rank in the file names: the ranks come from torch.profiler's distributedInfo
+    for i, new in ((0, "b.json.gz"), (1, "a.json.gz")):
+        shutil.copy(sets["k2"] / f"k2_rank{i}.kineto.json.gz", tmp_path / new)
+    doc = _json(str(tmp_path))
+    assert doc["rank_from"] == "report (distributedInfo)"
+    assert [Path(r["report"]).name for r in doc["ranks"]] == ["b.json.gz", "a.json.gz"]
+    for r in doc["ranks"]:
+        with gzip.open(r["report"], "rt") as f:
+            assert json.load(f)["distributedInfo"]["rank"] == r["rank"]
+    assert doc["straggler"]["rank"] == 1
+
+
+def test_clock_offset_matches_the_session_starts(sets: dict[str, Path]) -> None:
+    """Aligned on the collectives, rank 1's clock offset is the gap between the two nsys
+    sessions' recorded start times (the same machine clock), to well under a step."""
+    doc = _json(str(sets["r2"]))
+    assert doc["clock"] == CLOCK_COLLECTIVE
+    start = {}
+    for r in doc["ranks"]:
+        with sqlite3.connect(f"file:{r['report']}?mode=ro", uri=True) as db:
+            (start[r["rank"]],) = db.execute(
+                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"
+            ).fetchone()
+    offset = doc["ranks"][1]["clock_offset_ns"]
+    step = doc["ranks"][0]["step_ns"]
+    assert abs(offset - (start[0] - start[1])) < 0.05 * step
+
+
+def test_local_pool_and_inline_agree(sets: dict[str, Path]) -> None:
+    jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r4"].iterdir())]
+    order = [j.path for j in jobs]
+    pooled = assemble(run_local(jobs, 2), order)  # type: ignore[arg-type]
+    inline = assemble(run_local(jobs, 1), order)  # type: ignore[arg-type]
+    assert pooled.to_json() == inline.to_json()
+
+
+def test_one_report_and_csv(sets: dict[str, Path]) -> None:
+    res = _tuiperf(str(sets["r2"] / "r2_rank0.sqlite"), "-f", "csv")
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("rank,report,steps,step_ns")
+    assert _json(str(sets["r2"] / "r2_rank0.sqlite"))["verdict"] == "one rank: nothing to compare"
+
+
+def test_a_bad_file_in_the_set(sets: dict[str, Path], tmp_path: Path) -> None:
+    for p in sets["r2"].iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    bad = tmp_path / "rank2.sqlite"
+    bad.write_bytes(b"not a report\n" * 10)
+    res = _tuiperf(str(tmp_path), ok=False)
+    assert res.returncode != 0
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(bad) in lines[0] and "Traceback" not in res.stderr
+
+
+def test_parquet_out_reads_without_tuiperf(sets: dict[str, Path], tmp_path: Path) -> None:
+    doc = _json(str(sets["r2"]), "--out", str(tmp_path / "pq"))
+    table = pq.read_table(tmp_path / "pq" / "ranks.parquet").to_pylist()
+    assert table == doc["ranks"]
+    for r in doc["ranks"]:
+        steps = pq.read_table(tmp_path / "pq" / f"rank{r['rank']}_steps.parquet")
+        assert steps.num_rows == r["steps"]
+        assert int(np.median(steps["wall_ns"].to_numpy())) == r["step_ns"]
+    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == [
+        "rank0_steps.parquet",
+        "rank1_steps.parquet",
+        "ranks.parquet",
+    ]
