@@ -126,8 +126,8 @@ def test_clock_offset_matches_the_session_starts(sets: dict[str, Path]) -> None:
 def test_local_pool_and_inline_agree(sets: dict[str, Path]) -> None:
     jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r4"].iterdir())]
     order = [j.path for j in jobs]
-    pooled = assemble(run_local(jobs, 2), order)  # type: ignore[arg-type]
-    inline = assemble(run_local(jobs, 1), order)  # type: ignore[arg-type]
+    pooled = assemble(run_local(jobs, 2), order)
+    inline = assemble(run_local(jobs, 1), order)
     assert pooled.to_json() == inline.to_json()
 
 
@@ -163,3 +163,22 @@ def test_parquet_out_reads_without_tuiperf(sets: dict[str, Path], tmp_path: Path
         "rank1_steps.parquet",
         "ranks.parquet",
     ]
+
+
+def test_dask_cluster_gives_the_same_table(sets: dict[str, Path]) -> None:
+    """A real local Dask cluster (worker processes) runs the per-rank step: the same ranks
+    table as the local pool."""
+    distributed = pytest.importorskip("distributed")
+    from tuiperf.analysis.ranks_pool import run_dask
+
+    jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r2"].iterdir())]
+    order = [j.path for j in jobs]
+    local = assemble(run_local(jobs, 2), order)
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        on_dask = assemble(run_dask(jobs, cluster.scheduler_address), order)
+        via_cli = _json(str(sets["r2"]), "--scheduler", cluster.scheduler_address)
+    assert on_dask.to_json() == local.to_json()
+    assert on_dask.straggler is not None and on_dask.straggler.rank == 1
+    assert via_cli == json.loads(json.dumps(local.to_json()))
