@@ -11,6 +11,7 @@ import glob
 import os
 import shutil
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -147,15 +148,16 @@ def _table(out: TextIO, rs: RankSet, rows: list[dict[str, Any]]) -> None:
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
         out.write(line.rstrip() + "\n")
-    comm = {r["comm_source"] for r in rows}
-    out.write(
-        f"\nmedians over each rank's steady-state steps; communication from "
-        f"{', '.join(sorted(comm))} (kernels: NCCL-type kernels; ranges: the collective's "
-        "CPU range, e.g. gloo)\n"
-        f"ranks from: {rs.rank_from}; clocks aligned on: {rs.clock}\n"
-    )
-    mark = "straggler (*): " if rs.straggler is not None else ""
-    out.write(f"{mark}{rs.verdict}\n")
+    comm = ", ".join(sorted({r["comm_source"] for r in rows}))
+    notes = [
+        f"Medians over each rank's steady-state steps. Communication from {comm} (kernels: "
+        "NCCL-type kernels; ranges: the collective's CPU range, as with gloo); exposed: the "
+        "part no compute hides.",
+        f"Ranks from: {rs.rank_from}. Clocks aligned on: {rs.clock}.",
+        ("Straggler (*): " if rs.straggler is not None else "") + rs.verdict + ".",
+    ]
+    width = min(shutil.get_terminal_size((100, 24)).columns, 100)
+    out.write("\n" + "\n".join(textwrap.fill(n, width) for n in notes) + "\n")
 
 
 def write_parquet(rs: RankSet, out: Path) -> None:
