@@ -224,3 +224,17 @@ def test_exposed_gloo_collective_against_sql(r2_rank0: Path) -> None:
     (f,) = exposed_comm(ctx)
     assert f.est_saving_ns == sum(s.exposed_ns for s in lc.steps)
     assert "bucket_cap_mb" in f.fix.text and "gradient_as_bucket_view" in f.fix.text
+
+
+def test_loop_comm_prefers_kernels(nccl1: Trace) -> None:
+    """With NCCL kernels the loop's collectives are the kernels (not NCCL's CPU ranges):
+    one a step, exposed = the budget's comm part."""
+    t, hit = _renamed(nccl1, shift=True)
+    ctx = Ctx(t)
+    lc = comm.loop_comm(ctx)
+    assert lc is not None and lc.source == "kernels"
+    assert len(lc.starts) == hit.sum()
+    assert ctx.budget is not None
+    for st, p in zip(lc.steps, ctx.budget.main.steps, strict=True):
+        assert st.calls == 1
+        assert st.exposed_ns == p.parts.ns["comm"]

@@ -81,6 +81,7 @@ def test_nsys_sets_name_rank_1_and_their_step_times(sets: dict[str, Path], name:
     assert doc["straggler"]["rank"] == 1
     assert [r["straggler"] for r in rows] == [r["rank"] == 1 for r in rows]
     assert "rank 1 works" in doc["verdict"]
+    assert {r["collectives"] for r in rows} == {f"AllReduce:{r['steps']}" for r in rows}
     for r in rows:
         # the steady steps are the `step N` ranges after the start-up (step 0 at least)
         sql = _steps_sql(Path(r["report"]))
@@ -107,10 +108,12 @@ def test_kineto_pair_names_rank_1_from_its_header(sets: dict[str, Path], tmp_pat
     assert doc["straggler"]["rank"] == 1
 
 
-def test_clock_offset_matches_the_session_starts(sets: dict[str, Path]) -> None:
-    """Aligned on the collectives, rank 1's clock offset is the gap between the two nsys
-    sessions' recorded start times (the same machine clock), to well under a step."""
-    doc = _json(str(sets["r2"]))
+@pytest.mark.parametrize("name", ["r2", "r4"])
+def test_clock_offset_matches_the_session_starts(sets: dict[str, Path], name: str) -> None:
+    """Aligned on the collectives, each rank's clock offset is the gap between its nsys
+    session's recorded start time and rank 0's (the same machine clock), to well under a
+    step."""
+    doc = _json(str(sets[name]))
     assert doc["clock"] == CLOCK_COLLECTIVE
     start = {}
     for r in doc["ranks"]:
@@ -118,9 +121,10 @@ def test_clock_offset_matches_the_session_starts(sets: dict[str, Path]) -> None:
             (start[r["rank"]],) = db.execute(
                 "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"
             ).fetchone()
-    offset = doc["ranks"][1]["clock_offset_ns"]
     step = doc["ranks"][0]["step_ns"]
-    assert abs(offset - (start[0] - start[1])) < 0.05 * step
+    for r in doc["ranks"]:
+        assert abs(r["clock_offset_ns"] - (start[0] - start[r["rank"]])) < 0.05 * step
+    assert doc["ranks"][0]["clock_offset_ns"] == 0
 
 
 def test_local_pool_and_inline_agree(sets: dict[str, Path]) -> None:

@@ -13,7 +13,7 @@ values in the reports seen so far, so sizes are reported as unknown there.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -202,10 +202,20 @@ class LoopComm:
     starts: np.ndarray
     ends: np.ndarray
     steps: list[StepComm]
+    #: per call (same order): its collective type ("other" when the name says none)
+    kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, object))
 
     @property
     def found(self) -> bool:
         return bool(self.source)
+
+    def by_kind(self) -> dict[str, tuple[int, int]]:
+        """Collective type -> (calls, total ns), over every call of the loop."""
+        out: dict[str, tuple[int, int]] = {}
+        for k, d in zip(self.kinds.tolist(), (self.ends - self.starts).tolist(), strict=True):
+            n, t = out.get(k, (0, 0))
+            out[k] = (n + 1, t + int(d))
+        return out
 
 
 def loop_comm(ctx: Ctx) -> LoopComm | None:
@@ -221,7 +231,8 @@ def loop_comm(ctx: Ctx) -> LoopComm | None:
     if on is not None and on.any():
         s, t = A.ints(k, "start")[on], A.ints(k, "end")[on]
         exposed = np.array([p.parts.ns["comm"] for p in dev.steps], np.int64)
-        return _loop(ctx, "kernels", dev.device, s, t, a, e, exposed)
+        names = A.strings(k, "name").astype(str)[on]
+        return _loop(ctx, "kernels", dev.device, (s, t, names), a, e, exposed)
     rows = collective_ranges(ctx)
     nv = ctx.table("nvtx")
     if len(rows) and ctx.steps.tid is not None:
@@ -229,7 +240,8 @@ def loop_comm(ctx: Ctx) -> LoopComm | None:
         rows = rows[same] if same.any() else rows
     if len(rows) == 0:
         z = np.zeros(0, np.int64)
-        return _loop(ctx, "", dev.device, z, z, a, e, np.zeros(len(a), np.int64))
+        none = (z, z, np.zeros(0, str))
+        return _loop(ctx, "", dev.device, none, a, e, np.zeros(len(a), np.int64))
     s, t = A.ints(nv, "start")[rows], A.ints(nv, "end")[rows]
     ops = ctx.gpu_ops
     mine = ops.device == dev.device
@@ -239,21 +251,23 @@ def loop_comm(ctx: Ctx) -> LoopComm | None:
         lo, hi = np.maximum(s, a[i]), np.minimum(t, e[i])
         ok = hi > lo
         exposed[i] = int(busy.idle(lo[ok], hi[ok]).sum())
-    return _loop(ctx, "ranges", dev.device, s, t, a, e, exposed)
+    names = A.strings(nv, "text").astype(str)[rows]
+    return _loop(ctx, "ranges", dev.device, (s, t, names), a, e, exposed)
 
 
 def _loop(
     ctx: Ctx,
     source: str,
     device: int,
-    s: np.ndarray,
-    t: np.ndarray,
+    calls: tuple[np.ndarray, np.ndarray, np.ndarray],
     a: np.ndarray,
     e: np.ndarray,
     exposed: np.ndarray,
 ) -> LoopComm:
-    order = np.argsort(s, kind="stable")
-    s, t = s[order], t[order]
+    """The LoopComm of calls (starts, ends, names) over the steady steps [a, e)."""
+    order = np.argsort(calls[0], kind="stable")
+    s, t = calls[0][order], calls[1][order]
+    kinds = np.array([collective_of(n) or "other" for n in calls[2][order]], object)
     u = Union.of(s, t)
     total = u.busy(a, e)
     b = ctx.budget
@@ -269,4 +283,4 @@ def _loop(
         )
         for i, p in enumerate(b.main.steps)
     ]
-    return LoopComm(source, device, s, t, steps)
+    return LoopComm(source, device, s, t, steps, kinds)

@@ -10,6 +10,7 @@ straggler. Pure data: no printing.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import re
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ class RankResult:
     steps: dict[str, np.ndarray]  # STEP_COLUMNS -> per steady step
     coll_starts: np.ndarray  # every collective call of the loop, by start
     coll_ends: np.ndarray
+    #: collective type -> (calls, total ns), from the first steady step on
+    collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
     rank: int = -1  # set when the set is put together
     rank_from: str = ""
 
@@ -163,6 +166,8 @@ def _reduce(ctx: Ctx, path: Path, meta_rank: int | None) -> RankResult | Failed:
     }
     first = st[0].start_ns
     keep = lc.ends > first  # the loop's collectives, from the first steady step on
+    kinds = dataclasses.replace(lc, starts=lc.starts[keep], ends=lc.ends[keep],
+                                kinds=lc.kinds[keep]).by_kind()  # fmt: skip
     return RankResult(
         path=str(path),
         name_rank=rank_in_name(path),
@@ -175,4 +180,5 @@ def _reduce(ctx: Ctx, path: Path, meta_rank: int | None) -> RankResult | Failed:
         steps=steps,
         coll_starts=lc.starts[keep],
         coll_ends=lc.ends[keep],
+        collectives=kinds,
     )

@@ -89,6 +89,9 @@ class RankSet:
                 "work_before_collective_ns": int(np.median(work)) if len(work) else None,
                 "inside_collective_ns": int(np.median(inside)) if len(inside) else None,
                 "comm_source": r.comm_source or "none",
+                "collectives": " ".join(
+                    f"{k}:{n}" for k, (n, _) in sorted(r.collectives.items())
+                ),
                 "clock_offset_ns": self.offsets.get(r.rank, 0),
                 "straggler": self.straggler is not None and self.straggler.rank == r.rank,
             })  # fmt: skip
