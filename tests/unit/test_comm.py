@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import DATA
 from tuiperf.analysis import comm
 from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.step_budget import IDLE_PARTS
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import arrays as A
 from tuiperf.model.lanes import build_lanes
@@ -224,6 +225,20 @@ def test_exposed_gloo_collective_against_sql(r2_rank0: Path) -> None:
     (f,) = exposed_comm(ctx)
     assert f.est_saving_ns == sum(s.exposed_ns for s in lc.steps)
     assert "bucket_cap_mb" in f.fix.text and "gradient_as_bucket_view" in f.fix.text
+    # the GPU idle time inside the all-reduce is a budget idle part, which the finding claims
+    assert f.budget_part in IDLE_PARTS
+
+
+def test_exposed_gloo_collective_ranks_first(r2_rank0: Path) -> None:
+    """Ranked by the step budget, the exposed collective is what the idle steps wait on: it
+    outranks the host-sync finding that shares its budget part."""
+    from tuiperf.analysis.engine import analyze
+
+    res = analyze(open_trace(r2_rank0, OpenOptions(use_cache=False)))
+    top = res.findings[0]
+    assert top.rule == "exposed_comm"
+    same = [f for f in res.findings if f.budget_part == top.budget_part]
+    assert sum(f.est_saving_ns or 0 for f in same) <= res.budget.steady.ns[top.budget_part]
 
 
 def test_loop_comm_prefers_kernels(nccl1: Trace) -> None:

@@ -23,6 +23,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
+from tuiperf.analysis.intervals import Union
 from tuiperf.model import fmt
 
 RULE = "exposed_comm"
@@ -77,8 +78,32 @@ def exposed_comm(ctx: Ctx) -> list[Finding]:
             evidence=_evidence(lc),
             est_saving_ns=exposed,
             metrics=metrics,
+            budget_part=_budget_part(ctx, lc),
         )
     ]
+
+
+def _budget_part(ctx: Ctx, lc: LoopComm) -> str | None:
+    """The step-budget part the exposed time lies in: `comm` for kernels; for CPU
+    collectives, the idle cause that holds most of the GPU idle time inside them (a gloo
+    all-reduce copies to the host and waits: mostly `sync`)."""
+    if lc.source == "kernels":
+        return "comm"
+    b = ctx.budget
+    if b is None or not b.main.idle_causes:
+        return None
+    a = np.array([s.start_ns for s in lc.steps], np.int64)
+    e = np.array([s.end_ns for s in lc.steps], np.int64)
+    i = np.searchsorted(a, lc.starts, "right") - 1
+    j = np.maximum(i, 0)
+    lo, hi = np.maximum(lc.starts, a[j]), np.minimum(lc.ends, e[j])
+    ok = (i >= 0) & (hi > lo)
+    held = {
+        part: int(Union.of(*iv).busy(lo[ok], hi[ok]).sum())
+        for part, iv in b.main.idle_causes.items()
+    }
+    best = max(held, key=lambda p: held[p]) if held else None
+    return best if best is not None and held[best] > 0 else None
 
 
 def _scope(lc: LoopComm) -> Scope:
