@@ -18,8 +18,8 @@ import pytest
 
 from tests.conftest import DATA
 from tuiperf.analysis.ranks import Job
-from tuiperf.analysis.ranks_pool import run_local
-from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, assemble
+from tuiperf.analysis.ranks_pool import run_local, split
+from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, CLOCK_ONE, assemble
 
 RANKS = DATA / "ranks"
 
@@ -130,15 +130,15 @@ def test_clock_offset_matches_the_session_starts(sets: dict[str, Path], name: st
 def test_local_pool_and_inline_agree(sets: dict[str, Path]) -> None:
     jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r4"].iterdir())]
     order = [j.path for j in jobs]
-    pooled = assemble(run_local(jobs, 2), order)
-    inline = assemble(run_local(jobs, 1), order)
+    pooled = assemble(split(run_local(jobs, 2))[0], order)
+    inline = assemble(split(run_local(jobs, 1))[0], order)
     assert pooled.to_json() == inline.to_json()
 
 
 def test_one_report_and_csv(sets: dict[str, Path]) -> None:
     res = _tuiperf(str(sets["r2"] / "r2_rank0.sqlite"), "-f", "csv")
     lines = res.stdout.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("rank,report,steps,step_ns")
+    assert len(lines) == 2 and lines[0].startswith("rank,report,pid,steps,step_ns")
     assert _json(str(sets["r2"] / "r2_rank0.sqlite"))["verdict"] == "one rank: nothing to compare"
 
 
@@ -177,12 +177,46 @@ def test_dask_cluster_gives_the_same_table(sets: dict[str, Path]) -> None:
 
     jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r2"].iterdir())]
     order = [j.path for j in jobs]
-    local = assemble(run_local(jobs, 2), order)
+    local = assemble(split(run_local(jobs, 2))[0], order)
     with distributed.LocalCluster(
         n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
     ) as cluster:
-        on_dask = assemble(run_dask(jobs, cluster.scheduler_address), order)
+        on_dask = assemble(split(run_dask(jobs, cluster.scheduler_address))[0], order)
         via_cli = _json(str(sets["r2"]), "--scheduler", cluster.scheduler_address)
     assert on_dask.to_json() == local.to_json()
     assert on_dask.straggler is not None and on_dask.straggler.rank == 1
     assert via_cli == json.loads(json.dumps(local.to_json()))
+
+
+def test_one_report_with_a_process_per_gpu(nsys_dir: Path) -> None:
+    """h100_2gpu_1s holds two worker processes, one per GPU: two ranks, one per process,
+    each with its own steps and GPU work; the one clock needs no alignment."""
+    from tuiperf.analysis.ranks_split import process_trace
+    from tuiperf.load.open import OpenOptions, open_trace
+    from tuiperf.model import arrays as A
+
+    path = nsys_dir / "h100_2gpu_1s.sqlite"
+    doc = _json(str(path))
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        per_pid = dict(
+            db.execute(
+                "SELECT (globalPid >> 24) & 16777215, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                "GROUP BY 1"
+            ).fetchall()
+        )
+        device_of = dict(
+            db.execute(
+                "SELECT (globalPid >> 24) & 16777215, min(deviceId) FROM "
+                "CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1"
+            ).fetchall()
+        )
+    rows = doc["ranks"]
+    assert [r["pid"] for r in rows] == sorted(per_pid, key=lambda p: device_of[p])
+    assert doc["rank_from"].startswith("process order")
+    assert doc["clock"] == CLOCK_ONE and all(r["clock_offset_ns"] == 0 for r in rows)
+    trace = open_trace(path, OpenOptions(use_cache=False))
+    for r in rows:
+        sub = process_trace(trace, r["pid"])
+        assert sub.table("kernels").num_rows == per_pid[r["pid"]]
+        assert set(A.ints(sub.table("kernels"), "device").tolist()) == {device_of[r["pid"]]}
+        assert 0 < r["compute_ns"] < r["step_ns"] and r["steps"] > 0

@@ -51,6 +51,10 @@ class RankResult:
     coll_ends: np.ndarray
     #: collective type -> (calls, total ns), from the first steady step on
     collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the process, when the report holds several ranks (one process each)
+    pid: int | None = None
+    #: its place among them (by GPU, then pid)
+    proc_index: int | None = None
     rank: int = -1  # set when the set is put together
     rank_from: str = ""
 
@@ -86,6 +90,7 @@ class RankResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "pid": self.pid,
             "rank": self.rank,
             "rank_from": self.rank_from,
             "steps": len(self.labels),
@@ -131,9 +136,11 @@ def kineto_rank(path: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def summarize(job: Job) -> RankResult | Failed:
-    """The map step: one report -> its RankResult, or Failed with the reason (never raises
-    for a bad report: the reason travels back from a worker as data)."""
+def summarize(job: Job) -> list[RankResult] | Failed:
+    """The map step: one report -> its RankResult (one per process when the report holds
+    several ranks), or Failed with the reason (never raises for a bad report: the reason
+    travels back from a worker as data)."""
+    from tuiperf.analysis.ranks_split import process_trace, several_ranks
     from tuiperf.load.detect import KINETO, detect
     from tuiperf.load.open import OpenOptions, open_trace
 
@@ -145,7 +152,17 @@ def summarize(job: Job) -> RankResult | Failed:
         )
         trace = open_trace(path, opts)
         meta_rank = kineto_rank(path) if kind == KINETO else None
-        return _reduce(Ctx(trace), path, meta_rank)
+        pids = several_ranks(trace)
+        if not pids:
+            one = _reduce(Ctx(trace), path, meta_rank)
+            return one if isinstance(one, Failed) else [one]
+        found: list[RankResult] = []
+        for i, pid in enumerate(pids):
+            r = _reduce(Ctx(process_trace(trace, pid)), path, None)
+            if isinstance(r, RankResult):  # a process with no steps is no rank
+                r.pid, r.proc_index = pid, i
+                found.append(r)
+        return found or Failed(str(path), f"{path}: no process with training steps")
     except TuiperfError as e:
         return Failed(str(path), str(e))
 

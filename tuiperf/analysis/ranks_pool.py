@@ -14,7 +14,13 @@ from concurrent.futures import ProcessPoolExecutor
 from tuiperf.analysis.ranks import Failed, Job, RankResult, summarize
 from tuiperf.errors import MissingToolError
 
-Result = RankResult | Failed
+Result = list[RankResult] | Failed
+
+
+def split(results: Sequence[Result]) -> tuple[list[RankResult], list[Failed]]:
+    """The ranks of all reports, and the reports that failed."""
+    ok = [r for res in results if not isinstance(res, Failed) for r in res]
+    return ok, [res for res in results if isinstance(res, Failed)]
 
 
 def run_local(jobs: Sequence[Job], workers: int | None = None) -> list[Result]:

@@ -28,6 +28,7 @@ STRAGGLER_WORK = 1.10
 #: the clock alignment
 CLOCK_COLLECTIVE = "the end of each steady step's first collective"
 CLOCK_SESSION = "each report's own start (no collective to align on)"
+CLOCK_ONE = "the report's own clock (every rank is in one report)"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class RankSet:
             out.append({
                 "rank": r.rank,
                 "report": r.path,
+                "pid": r.pid,
                 "steps": len(r.labels),
                 "step_ns": r.median("wall_ns"),
                 "compute_ns": r.median("compute_ns"),
@@ -135,9 +137,12 @@ def _number(results: list[RankResult], order: list[str]) -> str:
                 r.rank, r.rank_from = int(n), said
             return said
     pos = {p: i for i, p in enumerate(order)}
-    for r in results:
-        r.rank, r.rank_from = pos[r.path], "order"
-    return "order"
+    split = any(r.proc_index is not None for r in results)
+    said = "process order in the report (by GPU, then pid)" if split else "order"
+    ranked = sorted(results, key=lambda r: (pos[r.path], r.proc_index or 0))
+    for i, r in enumerate(ranked):
+        r.rank, r.rank_from = i, said
+    return said
 
 
 def _align(results: list[RankResult]) -> tuple[dict[int, int], str]:
@@ -146,6 +151,8 @@ def _align(results: list[RankResult]) -> tuple[dict[int, int], str]:
         _, e = r.step_collectives()
         ends[r.rank] = (r.labels, e)
     base_labels, base = ends[results[0].rank]
+    if len({r.path for r in results}) == 1:
+        return {r.rank: 0 for r in results}, CLOCK_ONE
     if len(results) < 2 or not (base >= 0).any():
         return {r.rank: 0 for r in results}, CLOCK_SESSION
     offsets = {}

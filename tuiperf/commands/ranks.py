@@ -93,8 +93,8 @@ def _is_export_dir(p: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuiperf.analysis.ranks import Failed, Job
-    from tuiperf.analysis.ranks_pool import run_dask, run_local, scheduler_from_env
+    from tuiperf.analysis.ranks import Job
+    from tuiperf.analysis.ranks_pool import run_dask, run_local, scheduler_from_env, split
     from tuiperf.analysis.ranks_set import assemble
     from tuiperf.export import open_output
 
@@ -106,11 +106,11 @@ def run(args: argparse.Namespace) -> int:
     jobs = [Job(str(p), cache, use_cache) for p in paths]
     address = args.scheduler or scheduler_from_env()
     results = run_dask(jobs, address) if address else run_local(jobs, args.jobs)
-    failed = [r for r in results if isinstance(r, Failed)]
+    ranks, failed = split(results)
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         raise BadReportError(failed[0].reason + more)
-    rs = assemble([r for r in results if not isinstance(r, Failed)], [str(p) for p in paths])
+    rs = assemble(ranks, [str(p) for p in paths])
     if args.out is not None:
         write_parquet(rs, args.out)
     with open_output(None) as out:
@@ -139,7 +139,8 @@ def _table(out: TextIO, rs: RankSet, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         cells = [str(r["rank"]) + (" *" if r["straggler"] else "")]
         cells += [fmt.duration(r[k]) if r[k] is not None else "-" for k in _TIMES]
-        cells += [str(r["steps"]), Path(r["report"]).name]
+        pid = f" (pid {r['pid']})" if r["pid"] is not None else ""
+        cells += [str(r["steps"]), Path(r["report"]).name + pid]
         body.append(cells)
     widths = [max(len(c[i]) for c in [head, *body]) for i in range(len(head))]
     for cells in [head, *body]:
