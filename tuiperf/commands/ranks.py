@@ -10,12 +10,13 @@ import argparse
 import glob
 import os
 import shutil
+import sys
 import tempfile
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tuiperf.commands.base import Command, add_cache_args
+from tuiperf.commands.base import Command, add_cache_args, end_progress, progress_printer
 from tuiperf.errors import BadReportError, TuiperfError, UsageError
 
 if TYPE_CHECKING:
@@ -105,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
     cache = str(args.cache_dir) if args.cache_dir else None
     jobs = [Job(str(p), cache, use_cache) for p in paths]
     address = args.scheduler or scheduler_from_env()
+    _say(args, f"reading {len(jobs)} report(s) " + (f"on {address}" if address else "locally"))
     results = run_dask(jobs, address) if address else run_local(jobs, args.jobs)
+    end_progress(args)
     ranks, failed = split(results)
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
@@ -116,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
     with open_output(None) as out:
         _write(out, rs, args.format)
     return 0
+
+
+def _say(args: argparse.Namespace, what: str) -> None:
+    """A progress line on stderr (a terminal, not --quiet); end_progress clears it."""
+    if progress_printer(args) is not None:
+        sys.stderr.write(f"\r\x1b[2K{what}…")
+        sys.stderr.flush()
 
 
 def _write(out: TextIO, rs: RankSet, form: str) -> None:
