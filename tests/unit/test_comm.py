@@ -118,6 +118,8 @@ def test_nccl_ranges_of_the_real_run_are_collectives(nccl1: Trace) -> None:
     assert len(rows) == n_steps
     assert set(text) == {"allreduce"}
     assert comm.comm_kernel_mask(ctx).sum() == 0  # one rank: NCCL launches no kernel
+    ref = (DATA / "ranks" / "reference" / "stats_nccl1_cuda_gpu_kern_sum.csv").read_text()
+    assert "nccl" not in ref.lower()  # nsys stats agrees
 
 
 def test_comm_kernels_by_device_against_brute_force(nccl1: Trace) -> None:

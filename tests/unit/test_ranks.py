@@ -220,3 +220,27 @@ def test_one_report_with_a_process_per_gpu(nsys_dir: Path) -> None:
         assert sub.table("kernels").num_rows == per_pid[r["pid"]]
         assert set(A.ints(sub.table("kernels"), "device").tolist()) == {device_of[r["pid"]]}
         assert 0 < r["compute_ns"] < r["step_ns"] and r["steps"] > 0
+
+
+@pytest.mark.parametrize("name", ["r2_rank0", "r2_rank1", "r4_rank1", "r4_rank3"])
+def test_collectives_and_steps_agree_with_nsys_stats(sets: dict[str, Path], name: str) -> None:
+    """`nsys stats --report nvtx_sum` of each capture is the reference: the loop's collective
+    calls are its `allreduce` ranges (count and total time), the ranks table's step time the
+    median of its steady `step N` ranges."""
+    import csv
+
+    from tuiperf.analysis.comm import loop_comm
+    from tuiperf.analysis.context import Ctx
+    from tuiperf.load.open import OpenOptions, open_trace
+
+    path = sets[name[:2]] / f"{name}.sqlite"
+    with open(RANKS / "reference" / f"stats_{name}_nvtx_sum.csv", newline="") as f:
+        ref = {r["Range"]: r for r in csv.DictReader(f)}
+    lc = loop_comm(Ctx(open_trace(path, OpenOptions(use_cache=False))))
+    assert lc is not None
+    assert len(lc.starts) == int(ref[":allreduce"]["Instances"])
+    assert int((lc.ends - lc.starts).sum()) == int(ref[":allreduce"]["Total Time (ns)"])
+    row = next(r for r in _json(str(path))["ranks"])
+    steps = sorted((k for k in ref if k.startswith(":step ")), key=lambda k: int(k.split()[1]))
+    steady = [int(ref[k]["Total Time (ns)"]) for k in steps[-row["steps"] :]]
+    assert row["step_ns"] == int(np.median(steady))
