@@ -244,3 +244,32 @@ def test_collectives_and_steps_agree_with_nsys_stats(sets: dict[str, Path], name
     steps = sorted((k for k in ref if k.startswith(":step ")), key=lambda k: int(k.split()[1]))
     steady = [int(ref[k]["Total Time (ns)"]) for k in steps[-row["steps"] :]]
     assert row["step_ns"] == int(np.median(steady))
+
+
+def test_merge_puts_every_rank_on_one_clock(sets: dict[str, Path], tmp_path: Path) -> None:
+    """--merge writes one tuiperf folder: each rank a process group named after it, every
+    event kept, and the ranks' all-reduce ranges ending together on the aligned clock."""
+    from tuiperf.load.open import load_converted
+    from tuiperf.model import arrays as A
+    from tuiperf.model.lanes import build_lanes
+
+    out = tmp_path / "merged"
+    doc = _json(str(sets["r4"]), "--merge", str(out))
+    merged = load_converted(out)
+    kernels = 0
+    for r in doc["ranks"]:
+        with sqlite3.connect(f"file:{r['report']}?mode=ro", uri=True) as db:
+            (n,) = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+        kernels += n
+    assert merged.table("kernels").num_rows == kernels
+    labels = [g.label for g in build_lanes(merged).groups]
+    for r in doc["ranks"]:
+        assert any(f"rank {r['rank']}: " in lab for lab in labels)
+    nv = merged.table("nvtx")
+    text, pid = A.strings(nv, "text").astype(str), A.ints(nv, "pid")
+    ends = {p: np.sort(A.ints(nv, "end")[(text == "allreduce") & (pid == p)]) for p in set(pid)}
+    spread = np.ptp(np.stack(list(ends.values())), axis=0)  # per all-reduce, across ranks
+    assert len(ends) == len(doc["ranks"])
+    assert np.median(spread) < 0.05 * min(r["step_ns"] for r in doc["ranks"])
+    res = _tuiperf(str(sets["r4"]), "--merge", str(out), ok=False)
+    assert res.returncode == 2 and "already exists" in res.stderr

@@ -16,7 +16,13 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tuiperf.commands.base import Command, add_cache_args, end_progress, progress_printer
+from tuiperf.commands.base import (
+    Command,
+    add_cache_args,
+    end_progress,
+    open_options,
+    progress_printer,
+)
 from tuiperf.errors import BadReportError, TuiperfError, UsageError
 
 if TYPE_CHECKING:
@@ -51,6 +57,13 @@ def prepare(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="also write ranks.parquet (the table) and rank<N>_steps.parquet (each rank's "
         "steady steps) here, readable by DuckDB, Dask or pandas without tuiperf",
+    )
+    p.add_argument(
+        "--merge",
+        type=Path,
+        metavar="DIR",
+        help="also write every rank on one timeline (the aligned clock, a process group per "
+        "rank) as a tuiperf folder; open it with `tuiperf DIR`",
     )
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N", help="worker processes (default: one per report)"
@@ -101,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
+    if args.merge is not None and args.merge.exists():
+        raise UsageError(f"--merge {args.merge}: already exists; give a new folder")
     paths = expand(args.inputs)
     use_cache = not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE")
     cache = str(args.cache_dir) if args.cache_dir else None
@@ -116,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
     rs = assemble(ranks, [str(p) for p in paths])
     if args.out is not None:
         write_parquet(rs, args.out)
+    if args.merge is not None:
+        write_merged(rs, args)
     with open_output(None) as out:
         _write(out, rs, args.format)
     return 0
@@ -190,6 +207,22 @@ def write_parquet(rs: RankSet, out: Path) -> None:
             os.replace(tmp / name, out / name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_merged(rs: RankSet, args: argparse.Namespace) -> None:
+    """Every rank's trace on the aligned clock, as one tuiperf folder (all or nothing)."""
+    from tuiperf.analysis.ranks_merge import merge
+    from tuiperf.commands.convert import write_folder
+    from tuiperf.load.open import open_trace
+
+    opts = open_options(args)
+    firsts: dict[str, int] = {}
+    for r in rs.ranks:  # a report holding several ranks is merged once, as it is
+        firsts.setdefault(r.path, r.rank)
+    traces = [(rank, open_trace(Path(path), opts)) for path, rank in firsts.items()]
+    offsets = {rank: rs.offsets.get(rank, 0) for rank in firsts.values()}
+    source = f"{len(rs.ranks)} ranks: " + ", ".join(Path(p).name for p in firsts)
+    write_folder(merge(traces, offsets, source), args.merge, None, force=False)
 
 
 COMMAND = Command(
