@@ -255,3 +255,23 @@ def test_loop_comm_prefers_kernels(nccl1: Trace) -> None:
     for st, p in zip(lc.steps, ctx.budget.main.steps, strict=True):
         assert st.calls == 1
         assert st.exposed_ns == p.parts.ns["comm"]
+
+
+def test_exposed_nccl_kernels_make_a_finding(nccl1: Trace) -> None:
+    """The once-a-step NCCL kernel stretched over half the time to the next one: most of it
+    is exposed, so the finding fires, claims the budget's comm part, lists the kernels."""
+    from tuiperf.analysis.comm_rules import exposed_comm
+
+    t, hit = _renamed(nccl1, shift=True)
+    k = t.table("kernels")
+    start, end = A.ints(k, "start").copy(), A.ints(k, "end").copy()
+    rows = np.flatnonzero(hit)
+    rows = rows[np.argsort(start[rows])]
+    end[rows[:-1]] = start[rows[:-1]] + (start[rows[1:]] - start[rows[:-1]]) // 2
+    t = _with_kernels(t, end=pa.array(end), duration=pa.array(end - start))
+    ctx = Ctx(t)
+    (f,) = exposed_comm(ctx)
+    assert f.budget_part == "comm" and f.metrics["source"] == "kernels"
+    assert f.metrics["by_device"] == [r.to_json() for r in comm.comm_by_device(ctx)]
+    assert ctx.budget is not None
+    assert f.est_saving_ns == ctx.budget.main.steady.ns["comm"]

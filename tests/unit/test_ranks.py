@@ -82,6 +82,7 @@ def test_nsys_sets_name_rank_1_and_their_step_times(sets: dict[str, Path], name:
     assert [r["straggler"] for r in rows] == [r["rank"] == 1 for r in rows]
     assert "rank 1 works" in doc["verdict"]
     assert {r["collectives"] for r in rows} == {f"AllReduce:{r['steps']}" for r in rows}
+    assert doc["comm_kernels"] == {str(r["rank"]): [] for r in rows}  # gloo: no kernel
     for r in rows:
         # the steady steps are the `step N` ranges after the start-up (step 0 at least)
         sql = _steps_sql(Path(r["report"]))

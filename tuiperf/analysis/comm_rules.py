@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tuiperf.analysis import fixes
-from tuiperf.analysis.comm import LoopComm, loop_comm
+from tuiperf.analysis.comm import LoopComm, comm_by_device, loop_comm
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
@@ -64,6 +64,7 @@ def exposed_comm(ctx: Ctx) -> list[Finding]:
         "comm_ns_per_step": total // len(lc.steps),
         "exposed_ns_per_step": exposed // len(lc.steps),
         "source": lc.source,
+        "by_device": [r.to_json() for r in comm_by_device(ctx)],
     }
     return [
         Finding(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tuiperf.analysis.comm import loop_comm
+from tuiperf.analysis.comm import comm_by_device, loop_comm
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import IDLE_PARTS
 from tuiperf.errors import TuiperfError
@@ -51,6 +51,8 @@ class RankResult:
     coll_ends: np.ndarray
     #: collective type -> (calls, total ns), from the first steady step on
     collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: NCCL-type kernels per device and collective type (analysis.comm.CommRow.to_json)
+    comm_kernels: list[dict[str, Any]] = field(default_factory=list)
     #: the process, when the report holds several ranks (one process each)
     pid: int | None = None
     #: its place among them (by GPU, then pid)
@@ -86,19 +88,6 @@ class RankResult:
     def inside(self) -> np.ndarray:
         """Per collective: its duration (with several ranks, mostly waiting for the last)."""
         return self.coll_ends - self.coll_starts
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "pid": self.pid,
-            "rank": self.rank,
-            "rank_from": self.rank_from,
-            "steps": len(self.labels),
-            "step_source": self.step_source,
-            "comm_source": self.comm_source,
-            "device": self.device,
-            **{f"median_{c}": self.median(c) for c in STEP_COLUMNS},
-        }
 
 
 @dataclass(frozen=True)
@@ -198,4 +187,5 @@ def _reduce(ctx: Ctx, path: Path, meta_rank: int | None) -> RankResult | Failed:
         coll_starts=lc.starts[keep],
         coll_ends=lc.ends[keep],
         collectives=kinds,
+        comm_kernels=[row.to_json() for row in comm_by_device(ctx)],
     )

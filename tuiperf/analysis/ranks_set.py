@@ -117,6 +117,7 @@ class RankSet:
             "clock": self.clock,
             "straggler": None if self.straggler is None else self.straggler.to_json(),
             "verdict": self.verdict,
+            "comm_kernels": {str(r.rank): r.comm_kernels for r in self.ranks},
         }
 
 
