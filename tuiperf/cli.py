@@ -22,7 +22,17 @@ from tuiperf.commands.open_tui import add_viewer_options
 from tuiperf.errors import ExitCode, TuiperfError
 
 #: modules under tuiperf.commands that define COMMAND, in the order --help lists them
-COMMAND_MODULES = ("info", "summary", "export", "analyze", "diff", "ncu", "convert", "profile")
+COMMAND_MODULES = (
+    "info",
+    "summary",
+    "export",
+    "analyze",
+    "diff",
+    "ranks",
+    "ncu",
+    "convert",
+    "profile",
+)
 
 DESCRIPTION = """\
 GPU profiles in the terminal: Nsight Systems, Nsight Compute and torch.profiler.
@@ -35,6 +45,7 @@ examples:
   tuiperf diff before.nsys-rep after.nsys-rep --fail-if-slower 5
   tuiperf before.nsys-rep after.nsys-rep    the same comparison in the TUI (diff view)
   tuiperf profile --steps 5 -- python train.py   capture (nsys or torch.profiler), then open
+  tuiperf ranks 'run/rank*.nsys-rep'        one report per rank: the straggler, exposed comm
 """
 
 

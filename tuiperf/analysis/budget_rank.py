@@ -58,6 +58,8 @@ UNEXPLAINED_MIN = 0.02
 
 
 def part_of(f: Finding) -> str | None:
+    if f.budget_part is not None:  # the rule said which part its finding explains
+        return f.budget_part
     if f.rule in PART_OF_RULE:
         return PART_OF_RULE[f.rule]
     return "compute" if f.rule.startswith("ncu:") else None

@@ -25,6 +25,7 @@ TITLES: dict[str, str] = {
     "fp32_no_tensor_cores": "FP32 GEMM/conv kernels without tensor cores",
     "tiny_optimizer_kernels": "Many tiny optimizer kernels",
     "alloc_churn": "cudaMalloc/cudaFree inside training steps",
+    "exposed_comm": "Exposed communication: collectives no compute hides",
     # readings of Nsight Compute sections
     "memory_bound": "Memory-bound kernel",
     "compute_bound": "Compute-bound kernel",
@@ -169,6 +170,25 @@ with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
 torch.cuda.memory._record_memory_history()   # find who allocates""",
     ),
 }
+
+
+_DDP = """\
+model = torch.nn.parallel.DistributedDataParallel(
+    model, device_ids=[local_rank],
+    bucket_cap_mb=25,                 # try 10-100: smaller buckets start all-reducing sooner
+    gradient_as_bucket_view=True)     # gradients live in the buckets: no copy in or out
+# FSDP: FullyShardedDataParallel(model, forward_prefetch=True,
+#                                backward_prefetch=BackwardPrefetch.BACKWARD_PRE)"""
+
+FIXES["exposed_comm"] = Fix(
+    "Overlap communication with compute: let DDP all-reduce gradient buckets while backward "
+    "runs (tune bucket_cap_mb; gradient_as_bucket_view=True avoids the bucket copies), with "
+    "FSDP prefetch the next all-gather (forward_prefetch, backward_prefetch=BACKWARD_PRE); "
+    "no torch.cuda.synchronize() or .item() around the all-reduce (it serialises the "
+    "collective after all compute); NCCL, not gloo, for GPU tensors. When one rank is "
+    "slower, the others' collective time is waiting: balance the work (tuiperf ranks).",
+    _DDP,
+)
 
 
 FIXES.update(

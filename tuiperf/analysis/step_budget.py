@@ -3,8 +3,8 @@
 The parts of a step add up to its wall time exactly (integer ns):
 
 * GPU busy, the union over streams (overlapping work counted once, the overlap reported):
-  `compute` kernels, then `comm` (NCCL-type kernels, the part not hidden under compute),
-  then `copy` (memcpy/memset not hidden under kernels);
+  `compute` kernels, then `comm` (NCCL-type kernels, analysis.comm: the exposed part, not
+  hidden under compute on another stream), then `copy` (memcpy/memset not hidden under kernels);
 * GPU idle, split by what the CPU side was doing:
   `data`   inside the loop's data phase (NVTX `data`-like range, Kineto's
            `enumerate(DataLoader)`), or, without one, in a DataLoader-type OS runtime wait
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis import interval_sets as S
+from tuiperf.analysis.comm import COMM_KERNEL
 from tuiperf.analysis.context import GPU_TABLES, Ctx
 from tuiperf.analysis.intervals import Union, overlap_sum
 from tuiperf.analysis.steps import Steps
@@ -41,7 +42,7 @@ IDLE_PARTS = ("data", "sync", "cpu_bound", "other")
 PARTS = BUSY_PARTS + IDLE_PARTS
 LABELS = {
     "compute": "GPU busy: compute kernels",
-    "comm": "GPU busy: communication kernels",
+    "comm": "GPU busy: exposed communication",
     "copy": "GPU busy: memcpy/memset",
     "data": "GPU idle: waiting for data",
     "sync": "GPU idle: host synchronisation",
@@ -63,7 +64,6 @@ METHODS = {
     "pattern": "the repeating GPU kernel pattern (no step markers)",
 }
 
-COMM_KERNEL = re.compile(r"nccl|rccl|allreduce|all_reduce|allgather|reducescatter", re.I)
 DATA_PHASE = re.compile(r"^(data|load|batch|fetch|input)|dataloader", re.IGNORECASE)
 SYNC_API = re.compile(
     r"^(cudaStreamSynchronize|cudaDeviceSynchronize|cudaEventSynchronize|cudaThreadSynchronize"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tuiperf.analysis import budget_rules, fixes, sites
+from tuiperf.analysis import budget_rules, comm_rules, fixes, sites
 from tuiperf.analysis.context import GPU_TABLES, Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
@@ -540,5 +540,6 @@ RULES: dict[str, Rule] = {
     "fp32_no_tensor_cores": fp32_no_tensor_cores,
     "tiny_optimizer_kernels": tiny_optimizer_kernels,
     "alloc_churn": alloc_churn,
+    "exposed_comm": comm_rules.exposed_comm,
     "top_kernel": top_kernel,
 }

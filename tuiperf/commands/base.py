@@ -92,6 +92,10 @@ def timeline_and_ncu(*paths: Path | None) -> tuple[Path | None, Path | None]:
             ncu = p
         else:
             if timeline is not None:
-                raise UsageError(f"{p}: two timeline reports; the second must be an ncu report")
+                raise UsageError(
+                    f"{p}: two timeline reports; the second must be an ncu report (to "
+                    "compare two runs: `tuiperf diff A B`; one report per rank: "
+                    "`tuiperf ranks A B`)"
+                )
             timeline = p
     return timeline, ncu
