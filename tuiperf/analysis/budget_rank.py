@@ -111,6 +111,7 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
     """Integer shares of `total` (ns), so one finding gets exactly an idle part."""
     own = [max(c, 0) for c in claims]
     if part in IDLE_PARTS:
+        own = _residual(fs, own, total)
         weights = own if sum(own) > 0 else [1] * len(fs)
         got = [total * w // sum(weights) for w in weights]
     else:
@@ -122,6 +123,18 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
         f.est_saving_ns = g
         if f.rule not in OWN_WORDS:
             f.message += _budget_note(part, total, len(fs) - 1)
+
+
+def _residual(fs: list[Finding], own: list[int], total: int) -> list[int]:
+    """A budget finding (cpu_bound, ...) names a whole part; a finding with a specific
+    cause inside it (an exposed collective, a DataLoader wait) is the more useful name
+    for its share, so the budget finding claims only what the others leave."""
+    specific = sum(o for f, o in zip(fs, own, strict=True) if f.rule not in OWN_WORDS)
+    if specific == 0:
+        return own
+    return [
+        max(total - specific, 0) if f.rule in OWN_WORDS else o for f, o in zip(fs, own, strict=True)
+    ]
 
 
 #: rules whose message already speaks in budget terms

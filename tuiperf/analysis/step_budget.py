@@ -350,9 +350,9 @@ def _device(
     lo = min(t0, int(start.min())) - 1
     busy = _busy_sets(start, end, kind)
     idle = S.complement(busy[-1], lo, hi)
-    causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu)
     windows = np.append(a, t0), np.append(b, a[0])  # steady steps, then start-up
-    parts = _measure(busy, causes, cpu.sync, start, end, *windows)
+    causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu, windows)
+    parts = _measure(busy, causes, start, end, *windows)
     step_parts = [
         StepParts(steps.labels[int(i)], int(a[k]), int(b[k]), parts[k])
         for k, i in enumerate(steady)
@@ -370,7 +370,11 @@ def _busy_sets(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> list[Uni
 
 
 def _idle_causes(
-    idle: Union, op_start: np.ndarray, op_launch_end: np.ndarray, cpu: _CpuSide
+    idle: Union,
+    op_start: np.ndarray,
+    op_launch_end: np.ndarray,
+    cpu: _CpuSide,
+    windows: tuple[np.ndarray, np.ndarray],
 ) -> dict[str, Union]:
     """Idle time by cause, as disjoint unions (data, sync, cpu_bound, other)."""
     g0, g1 = idle.starts, idle.ends
@@ -380,11 +384,12 @@ def _idle_causes(
     closing_launch = np.where(has, op_launch_end[order[np.minimum(nxt, len(order) - 1)]], -1)
     drained_in_sync = S.member(cpu.sync, g0)
     queue_empty = has & (closing_launch >= g0) & ~drained_in_sync
-    bubble = S.of_pairs(g0[drained_in_sync], g1[drained_in_sync])
+    refill, refill_ok = _sync_refill(idle, drained_in_sync, cpu.sync, windows)
     starved = S.of_pairs(g0[queue_empty], g1[queue_empty])
-    a, b, (i, d, s, sb, cb) = S.segments([idle, cpu.data, cpu.sync, bubble, starved])
+    a, b, (i, d, s, r, ok, cb) = S.segments([idle, cpu.data, cpu.sync, refill, refill_ok, starved])
     i_nd = i & ~d
-    sync = s | sb
+    sync = s | (r & ok)
+    cb = cb | (r & ~ok)
     return {
         "data": S.pieces(a, b, i & d),
         "sync": S.pieces(a, b, i_nd & sync),
@@ -393,10 +398,27 @@ def _idle_causes(
     }
 
 
+def _sync_refill(
+    idle: Union, drained: np.ndarray, sync: Union, windows: tuple[np.ndarray, np.ndarray]
+) -> tuple[Union, Union]:
+    """The refill gaps (from the end of the sync call the GPU ran dry in to the next GPU
+    work), and the windows (steps) where they count as sync: those whose sync time, refill
+    included, fits in the time the CPU spent blocked in sync calls there. Removing a sync
+    gives back no more than it blocked the CPU; beyond that the CPU was busy with other
+    work, so the gap is cpu_bound."""
+    g0, g1 = idle.starts[drained], idle.ends[drained]
+    k = np.searchsorted(sync.starts, g0, "right") - 1
+    mid = np.minimum(g1, sync.ends[k]) if len(k) else g1
+    refill = S.of_pairs(mid, g1)
+    a, b = windows
+    held = S.of_pairs(g0, mid).busy(a, b)
+    fits = held + refill.busy(a, b) <= sync.busy(a, b)
+    return refill, S.of_pairs(a[fits], b[fits])
+
+
 def _measure(
     busy: list[Union],
     causes: dict[str, Union],
-    blocking: Union,
     start: np.ndarray,
     end: np.ndarray,
     a: np.ndarray,
@@ -407,10 +429,6 @@ def _measure(
     ns = {"compute": c, "comm": cc - c, "copy": al - cc}
     for p in ("data", "sync", "cpu_bound"):
         ns[p] = causes[p].busy(a, b)
-    # removing a sync gives back at most the time it kept the CPU blocked: the rest of a
-    # gap that began in a sync call is the CPU busy with other work (cpu_bound)
-    excess = np.maximum(ns["sync"] - blocking.busy(a, b), 0)
-    ns["sync"], ns["cpu_bound"] = ns["sync"] - excess, ns["cpu_bound"] + excess
     ns["other"] = wall - al - ns["data"] - ns["sync"] - ns["cpu_bound"]
     overlap = overlap_sum(start, end, a, b) - al
     return [
