@@ -403,6 +403,7 @@ def _rules_grid(s: Section) -> Table:
     from rich.text import Text
 
     from tuiperf.model import fmt
+    from tuiperf.model.metrics import speedup_words
 
     g = Table.grid(padding=(0, 1))
     g.add_column(width=3, no_wrap=True)
@@ -413,8 +414,7 @@ def _rules_grid(s: Section) -> Table:
             body.append(fmt.clean(r.title, 200), style="bold")
             body.append("\n")
         if r.speedup is not None:
-            kind = f" {r.speedup_type}" if r.speedup_type else ""
-            body.append(f"Est.{kind} speedup: {r.speedup:.4g}%\n", style="italic")
+            body.append(speedup_words(r) + "\n", style="italic")
         body.append(fmt.clean(r.message))
         g.add_row(Text(r.code, style=_RULE_STYLE.get(r.code, "")), body)
     return g

@@ -24,7 +24,14 @@ from textual.widgets import Collapsible, Static
 
 from tuiperf.model import ncu_verdict as V
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import KernelMetrics, Metric, RuleResult, Section, render_message
+from tuiperf.model.metrics import (
+    KernelMetrics,
+    Metric,
+    RuleResult,
+    Section,
+    render_message,
+    speedup_words,
+)
 from tuiperf.tui.glyphs import asciify
 
 #: sections whose metrics are chart series or per-sample data: shown folded
@@ -107,18 +114,18 @@ def metric_rows(
 
 
 def rule_lines(rules: Iterable[RuleResult], ascii_only: bool, full: bool = True) -> list:
-    """ncu's rule results, not-OK first, each with its estimated speedup (and with
-    `full`, its message and the metrics it points at)."""
+    """ncu's rule results in the order given (a section's: ncu's own order), each with its
+    estimated speedup as ncu words it (and with `full`, its message and the metrics it
+    points at)."""
     out: list = []
-    order = {"error": 0, "warning": 1, "optimization": 2, "ok": 3}
-    for r in sorted(rules, key=lambda r: (order.get(r.type, 4), -(r.speedup or 0))):
+    for r in rules:
         msg = clean(render_message(r.message)).strip()
         if not msg:
             continue
         head = Text(f"{r.code} ", RULE_STYLE.get(r.type, ""))
         head.append(clean(r.title or r.rule_name or r.rule_id), "bold")
         if r.speedup is not None:
-            head.append(f"  est. speedup {r.speedup:.1f}% ({r.speedup_type or 'local'})")
+            head.append(f"  {speedup_words(r)}")
         out.append(asciify_text(head) if ascii_only else head)
         if not full:
             continue

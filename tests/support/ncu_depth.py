@@ -1,0 +1,135 @@
+"""Fixtures of issue 24: the fp32/bf16 `ncu --set full` pair of tests/data/ncu_depth, and
+parsers of ncu's own text and CSV exports of them (the references the tests compare with).
+
+This module holds no tests. ncu's text pages are parsed here, in the tests only: tuiperf
+reads the reports through ncu_report, and the tests check it against what ncu prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import lzma
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.conftest import DATA
+
+DEPTH = DATA / "ncu_depth"
+DTYPES = ("fp32", "bf16")
+
+
+def report(dtype: str, tmp: Path) -> Path:
+    """`<dtype>.ncu-rep` decompressed into `tmp` (once)."""
+    out = tmp / f"{dtype}.ncu-rep"
+    if not out.exists():
+        out.write_bytes(lzma.decompress((DEPTH / f"{dtype}.ncu-rep.xz").read_bytes()))
+    return out
+
+
+@functools.cache
+def text(name: str) -> str:
+    """An export of ncu, e.g. `fp32_rules.txt` or `bf16_raw.csv`, decompressed."""
+    return lzma.decompress((DEPTH / f"{name}.xz").read_bytes()).decode("utf-8")
+
+
+def number(cell: str) -> float:
+    return float(cell.replace(",", ""))
+
+
+# --- ncu -i R --page details --print-rule-details ---------------------------------------
+
+
+@dataclass
+class TextRule:
+    section: str
+    code: str  # OPT, INF, WRN, ERR
+    speedup_type: str  # "", "global" (Est. Speedup) or "local" (Est. Local Speedup)
+    speedup: str  # as printed, without the %
+    message: str  # the message lines joined by single spaces
+    focus: list[tuple[str, str]] = field(default_factory=list)  # KPI (metric, value)
+
+
+@dataclass
+class TextKernel:
+    name: str
+    rules: list[TextRule] = field(default_factory=list)
+
+
+_KERNEL = re.compile(r"^  (\S.*) \(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context \d+")
+_RULE = re.compile(r"^    (OPT|INF|WRN|ERR)   (.*?)\s*$")
+_SPEEDUP = re.compile(r"^Est\. (Local )?Speedup: ([0-9.eE+-]+)%$")
+
+
+def text_rules(page: str) -> list[TextKernel]:
+    """The rule results of ncu's details text, per kernel in ncu's order."""
+    kernels: list[TextKernel] = []
+    section = ""
+    rule: TextRule | None = None
+    kpi = False
+    for line in page.splitlines():
+        if m := _KERNEL.match(line):
+            kernels.append(TextKernel(m.group(1)))
+            rule = None
+        elif line.startswith("    Section: "):
+            section, rule = line[len("    Section: ") :].strip(), None
+        elif m := _RULE.match(line):
+            rule = TextRule(section, m.group(1), "", "", "")
+            kpi = False
+            kernels[-1].rules.append(rule)
+            s = _SPEEDUP.match(m.group(2))
+            if s:
+                rule.speedup_type = "local" if s.group(1) else "global"
+                rule.speedup = s.group(2)
+            else:
+                rule.message = m.group(2)
+        elif rule is not None and line.startswith("          "):
+            _rule_line(rule, line[10:].rstrip(), kpi)
+            kpi = kpi or line.strip().startswith("> Key Performance Indicators")
+        elif rule is not None and line.strip():
+            rule = None
+    return kernels
+
+
+def _rule_line(rule: TextRule, body: str, kpi: bool) -> None:
+    if body.startswith("> "):
+        return
+    if not kpi:
+        rule.message = f"{rule.message} {body.strip()}".strip()
+        return
+    if not body or body.startswith(("---", "Metric Name")):
+        return
+    name, value = body[:34].strip(), body[35:58].strip()
+    if value:  # a new row; a row without a value continues the metric name above
+        rule.focus.append((name, value))
+    elif rule.focus and name:
+        last, v = rule.focus[-1]
+        rule.focus[-1] = (last + name, v)
+
+
+# --- ncu --csv --page raw / details ---------------------------------------------------------
+
+
+@functools.cache
+def raw_rows(dtype: str) -> tuple[list[str], list[str], list[list[str]]]:
+    """(header, units, one row per kernel) of `<dtype>_raw.csv`."""
+    rows = list(csv.reader(io.StringIO(text(f"{dtype}_raw.csv"))))
+    return rows[0], rows[1], rows[2:]
+
+
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def raw_value(dtype: str, kid: int, metric: str) -> float:
+    """A metric of the raw page, in base units (`Tbyte/s` -> byte/s, `Ghz` -> hz, `Kbyte`)."""
+    header, units, rows = raw_rows(dtype)
+    i = header.index(metric)
+    unit = units[i]
+    prefix = unit[0] if unit[:1] in ("K", "M", "G", "T", "P") and len(unit) > 1 else ""
+    return number(rows[kid][i]) * _SCALE[prefix]
+
+
+def details_rows(dtype: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text(f"{dtype}_details_base.csv"))))
