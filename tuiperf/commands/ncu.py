@@ -83,6 +83,13 @@ def prepare(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--rules", action="store_true", help="only the rule results")
     p.add_argument(
+        "--baseline",
+        metavar="BASELINE",
+        type=Path,
+        help="compare each kernel with its kernel in this other .ncu-rep (or ncu CSV): "
+        "matched by name, else by launch order; both values and the difference per metric",
+    )
+    p.add_argument(
         "--details",
         choices=("header", "all"),
         default="header",
@@ -111,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
     facts = _link(timeline, km, args)
     end_progress(args)
     ids = select_kernels(km, args.kernel, args.ids)
+    if args.baseline is not None:
+        return _run_baseline(args, km, ids)
     sections = _section_filter(km, args.section)
     views = [(kid, _sections(km, kid, args, sections)) for kid in ids]
     if not ids:
@@ -122,6 +131,26 @@ def run(args: argparse.Namespace) -> int:
             write_json(out, km, views, facts)
         else:
             print_tables(out, km, views, args.width, facts)
+    return 0
+
+
+def _run_baseline(args: argparse.Namespace, km: KernelMetrics, ids: list[int]) -> int:
+    from tuiperf.commands import ncu_baseline as nb
+    from tuiperf.export import open_output
+    from tuiperf.load.ncu_open import open_ncu
+
+    base = open_ncu(args.baseline, open_options(args))
+    end_progress(args)
+    pairs = nb.pairs_for(km, base, ids)
+    if not ids:
+        print("note: no kernel matches the selection", file=sys.stderr)
+    with open_output(args.output) as out:
+        if args.format == "csv":
+            nb.write_csv(out, km, base, pairs, args.details)
+        elif args.format == "json":
+            nb.write_json(out, km, base, pairs, args.details)
+        else:
+            nb.print_tables(out, km, base, pairs, args.details, args.width)
     return 0
 
 
@@ -462,7 +491,8 @@ COMMAND = Command(
     "and ncu's rule results. `--format csv` writes the long table of ncu's details page\n"
     "(values in base units at full precision).\n\n"
     "examples:\n  tuiperf ncu run.ncu-rep --kernel gemm --section SpeedOfLight\n"
-    "  tuiperf ncu run.ncu-rep --rules\n  tuiperf ncu run.ncu-rep --csv -o metrics.csv",
+    "  tuiperf ncu run.ncu-rep --rules\n  tuiperf ncu run.ncu-rep --csv -o metrics.csv\n"
+    "  tuiperf ncu after.ncu-rep --baseline before.ncu-rep --format csv",
     prepare=prepare,
     run=run,
 )

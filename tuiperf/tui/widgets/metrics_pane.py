@@ -248,6 +248,8 @@ class MetricsPane(VerticalScroll, can_focus=True):
         self.km: KernelMetrics | None = None
         self.kernel_id: int | None = None
         self.baseline: int | None = None
+        #: the report the baseline kernel is of, when not the shown one (`O` on the screen)
+        self.base_km: KernelMetrics | None = None
         self.note = ""
         #: sections the user folded or unfolded (id -> collapsed), kept across kernels
         self.folded: dict[str, bool] = {}
@@ -257,9 +259,15 @@ class MetricsPane(VerticalScroll, can_focus=True):
         yield Vertical(id="metrics-sections")
 
     def show(
-        self, km: KernelMetrics, kid: int, baseline: int | None = None, note: str = ""
+        self,
+        km: KernelMetrics,
+        kid: int,
+        baseline: int | None = None,
+        note: str = "",
+        base_km: KernelMetrics | None = None,
     ) -> None:
         self.km, self.kernel_id, self.baseline, self.note = km, kid, baseline, note
+        self.base_km = base_km
         self.query_one("#metrics-head", Static).update(self._head())
         box = self.query_one("#metrics-sections", Vertical)
         box.remove_children()
@@ -279,7 +287,11 @@ class MetricsPane(VerticalScroll, can_focus=True):
         if k.demangled and k.demangled != k.name:
             full = clean(k.demangled)
             lines.append(Text(full if len(full) <= 160 else full[:159] + "…", "dim"))
-        if self.baseline is not None:
+        if self.baseline is not None and self.base_km is not None:
+            src = str(self.base_km.meta.get("source") or "the baseline report").rsplit("/", 1)
+            lines.append(Text(f"compared with ID {self.baseline} of {clean(src[-1])} "
+                              "(B clears)", "italic"))  # fmt: skip
+        elif self.baseline is not None:
             lines.append(Text(f"compared with baseline ID {self.baseline} (b clears)", "italic"))
         if self.note:
             lines.append(Text(clean(self.note), "italic"))
@@ -298,7 +310,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
             if self.baseline is not None:
                 from tuiperf.tui.widgets.kernel_compare import compare_body
 
-                body = compare_body(km, self.baseline, kid, s, self.ascii_only)
+                body = compare_body(km, self.baseline, kid, s, self.ascii_only, self.base_km)
             else:
                 body = section_body(km, kid, s, self.ascii_only)
             collapsed = self.folded.get(s.id, any(f in s.id for f in FOLDED))
