@@ -88,3 +88,24 @@ async def test_a_bad_baseline_path_is_a_notice(pair: dict[str, Path], tmp_path: 
                 break
         assert view(app).base_km is None
         assert any("missing.ncu-rep" in n.message for n in app._notifications)
+
+
+@sync
+async def test_roofline_view_at_80x24(pair: dict[str, Path]) -> None:
+    from tuiperf.tui.screens.ncu_views import TextView
+
+    app = alone(pair["bf16"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "down", "down", "down")  # the Triton kernel: its ceilings
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, TextView)
+        text = app.screen.plain_text()
+        lines = text.splitlines()
+        assert len(lines) <= 22 and max(len(line) for line in lines) <= 78
+        assert "ceilings of kernel 4" in text and "A [4] triton_poi_fused" in text
+        assert "E [3] reduce_kernel" in text and "FP16/BF16 tensor" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, NcuScreen)

@@ -83,6 +83,13 @@ def prepare(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--rules", action="store_true", help="only the rule results")
     p.add_argument(
+        "--roofline",
+        action="store_true",
+        help="the roofline chart of the selected kernels (text, log-log; --width/--height)",
+    )
+    p.add_argument("--height", type=int, metavar="ROWS", default=24,
+                   help="chart height for --roofline (default 24)")  # fmt: skip
+    p.add_argument(
         "--baseline",
         metavar="BASELINE",
         type=Path,
@@ -120,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     ids = select_kernels(km, args.kernel, args.ids)
     if args.baseline is not None:
         return _run_baseline(args, km, ids)
+    if args.roofline:
+        return _run_views(args, km, ids, ncu)
     sections = _section_filter(km, args.section)
     views = [(kid, _sections(km, kid, args, sections)) for kid in ids]
     if not ids:
@@ -151,6 +160,31 @@ def _run_baseline(args: argparse.Namespace, km: KernelMetrics, ids: list[int]) -
             nb.write_json(out, km, base, pairs, args.details)
         else:
             nb.print_tables(out, km, base, pairs, args.details, args.width)
+    return 0
+
+
+def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path: Path) -> int:
+    """--roofline: text views, one after the other."""
+    import shutil
+
+    from tuiperf.export import open_output
+
+    width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 160)
+    if not ids:
+        print("note: no kernel matches the selection", file=sys.stderr)
+        return 0
+    blocks: list[list[str]] = []
+    if args.roofline:
+        from tuiperf.analysis.roofline import rooflines
+        from tuiperf.analysis.roofline_plot import plot
+
+        names = {k: km.kernel(k).name or km.kernel(k).display_name for k in ids}
+        blocks.append(plot(rooflines(km, ids), names, width, max(args.height, 12)))
+    with open_output(args.output) as out:
+        for i, lines in enumerate(blocks):
+            if i:
+                out.write("\n")
+            out.write("\n".join(lines) + "\n")
     return 0
 
 

@@ -395,6 +395,19 @@ class NcuView(Horizontal):
         self._jumped = (kid, i)
         self.post_message(NcuKernelChosen(kid, int(rows[i]), i, len(rows)))
 
+    def action_view(self, name: str) -> None:
+        """`R`, `M`, `S`: the roofline of the listed kernels (the current one's ceilings),
+        the memory chart or the source hot spots of the kernel under the cursor."""
+        from tuiperf.tui.screens.ncu_views import TITLES, TextView, view_lines
+
+        kid = self.current()
+        if kid is None:
+            return
+        ids = [r["id"] for r in select(self.records, self.text, self.sort, self.descending)]
+        size = (max(self.app.size.width - 2, 40), max(self.app.size.height - 2, 12))
+        lines = view_lines(name, self.km, kid, ids, size, self.ascii_only)
+        self.app.push_screen(TextView(TITLES.get(name, name), lines))
+
     def action_unmatched(self) -> None:
         if self.link is not None:
             self.app.push_screen(UnmatchedScreen(self.km, self.link))
