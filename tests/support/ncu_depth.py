@@ -131,5 +131,21 @@ def raw_value(dtype: str, kid: int, metric: str) -> float:
     return number(rows[kid][i]) * _SCALE[prefix]
 
 
+def raw_step(dtype: str, kid: int, metric: str) -> float:
+    """The precision ncu printed `metric` with, in base units (`0.268435 Gbyte`: 1e3)."""
+    header, units, rows = raw_rows(dtype)
+    i = header.index(metric)
+    cell, unit = rows[kid][i], units[i]
+    decimals = len(cell.rpartition(".")[2]) if "." in cell else 0
+    prefix = unit[0] if unit[:1] in ("K", "M", "G", "T", "P") and len(unit) > 1 else ""
+    return 10.0**-decimals * _SCALE[prefix]
+
+
+def raw_close(ours: float | None, dtype: str, kid: int, metric: str) -> bool:
+    """`ours` (exact) rounds to what the raw page printed for `metric`."""
+    want, step = raw_value(dtype, kid, metric), raw_step(dtype, kid, metric)
+    return ours is not None and abs(ours - want) <= step / 2 * 1.0001 + 1e-9 * abs(want)
+
+
 def details_rows(dtype: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text(f"{dtype}_details_base.csv"))))

@@ -109,3 +109,21 @@ async def test_roofline_view_at_80x24(pair: dict[str, Path]) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, NcuScreen)
+
+
+@sync
+async def test_memory_chart_view_at_80x24(pair: dict[str, Path]) -> None:
+    from tuiperf.tui.screens.ncu_views import TextView
+
+    app = alone(pair["fp32"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("M")
+        await pilot.pause()
+        assert isinstance(app.screen, TextView)
+        text = app.screen.plain_text()
+        assert "Memory chart [0] sm80_xmma_gemm" in text and "L2 cache" in text
+        assert len(text.splitlines()) <= 22
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, NcuScreen)

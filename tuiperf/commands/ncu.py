@@ -87,6 +87,11 @@ def prepare(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the roofline chart of the selected kernels (text, log-log; --width/--height)",
     )
+    p.add_argument(
+        "--memory-chart",
+        action="store_true",
+        help="the memory chart of each selected kernel: L1/TEX, shared, L2, DRAM, system",
+    )
     p.add_argument("--height", type=int, metavar="ROWS", default=24,
                    help="chart height for --roofline (default 24)")  # fmt: skip
     p.add_argument(
@@ -127,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     ids = select_kernels(km, args.kernel, args.ids)
     if args.baseline is not None:
         return _run_baseline(args, km, ids)
-    if args.roofline:
+    if args.roofline or args.memory_chart:
         return _run_views(args, km, ids, ncu)
     sections = _section_filter(km, args.section)
     views = [(kid, _sections(km, kid, args, sections)) for kid in ids]
@@ -164,7 +169,7 @@ def _run_baseline(args: argparse.Namespace, km: KernelMetrics, ids: list[int]) -
 
 
 def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path: Path) -> int:
-    """--roofline: text views, one after the other."""
+    """--roofline, --memory-chart: text views, one after the other."""
     import shutil
 
     from tuiperf.export import open_output
@@ -180,6 +185,10 @@ def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path
 
         names = {k: km.kernel(k).name or km.kernel(k).display_name for k in ids}
         blocks.append(plot(rooflines(km, ids), names, width, max(args.height, 12)))
+    if args.memory_chart:
+        from tuiperf.analysis.memory_chart import chart_lines
+
+        blocks += [chart_lines(km, k, width) for k in ids]
     with open_output(args.output) as out:
         for i, lines in enumerate(blocks):
             if i:

@@ -58,4 +58,8 @@ def view_lines(
         order = [kid] + [k for k in ids if k != kid]
         names = {k: km.kernel(k).name or km.kernel(k).display_name for k in order}
         return plot(rooflines(km, order), names, width, height, ascii_only)
+    if name == "memory":
+        from tuiperf.analysis.memory_chart import chart_lines
+
+        return chart_lines(km, kid, width, ascii_only)
     return [f"No {name} view."]
