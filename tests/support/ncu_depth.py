@@ -149,3 +149,51 @@ def raw_close(ours: float | None, dtype: str, kid: int, metric: str) -> bool:
 
 def details_rows(dtype: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text(f"{dtype}_details_base.csv"))))
+
+
+# --- ncu -i R --page source --csv --print-source sass | cuda,sass -------------------------
+
+
+@dataclass
+class SassRow:
+    sass: str
+    samples: int
+    not_issued: int
+    executed: int
+
+
+def source_sass(dtype: str) -> list[tuple[str, dict[int, SassRow]]]:
+    """Per kernel, in ncu's order: (kernel name, address -> row) of the SASS source page."""
+    out: list[tuple[str, dict[int, SassRow]]] = []
+    header: list[str] = []
+    for row in csv.reader(io.StringIO(text(f"{dtype}_source_sass_all.csv"))):
+        if row and row[0] == "Kernel Name":
+            out.append((row[1], {}))
+        elif row and row[0] == "Address":
+            header = row
+        elif row and row[0].startswith("0x"):
+            cell = dict(zip(header, row, strict=False))
+            out[-1][1][int(row[0], 16)] = SassRow(
+                row[1].strip(),
+                int(cell["Warp Stall Sampling (All Samples)"]),
+                int(cell["Warp Stall Sampling (Not-issued Samples)"]),
+                int(cell["Instructions Executed"]),
+            )
+    return out
+
+
+def source_lines(dtype: str) -> dict[tuple[str, int], tuple[str, int, int]]:
+    """(file, line) -> (source text, all samples, not-issued samples) of the CUDA/Python
+    source page (only kernels with line info have one)."""
+    out: dict[tuple[str, int], tuple[str, int, int]] = {}
+    path, header = "", []
+    for row in csv.reader(io.StringIO(text(f"{dtype}_source_cuda_all.csv"))):
+        if row and row[0] == "File Path":
+            path = row[1]
+        elif row and row[0] == "Line No":
+            header = row
+        elif row and row[0].isdigit():
+            i = header.index("Warp Stall Sampling (All Samples)")
+            j = header.index("Warp Stall Sampling (Not-issued Samples)")
+            out[path, int(row[0])] = (row[1], int(row[i]), int(row[j]))
+    return out

@@ -127,3 +127,20 @@ async def test_memory_chart_view_at_80x24(pair: dict[str, Path]) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, NcuScreen)
+
+
+@sync
+async def test_source_view_of_the_triton_kernel(pair: dict[str, Path]) -> None:
+    from tuiperf.tui.screens.ncu_views import TextView
+
+    app = alone(pair["fp32"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "down", "down", "down")
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, TextView)
+        text = app.screen.plain_text()
+        assert "Source hot spots [4] triton_poi_fused_add_gelu_mul_0" in text
+        assert "tmp5 = libdevice.erf(tmp4)" in text and "SASS, most samples first:" in text
+        assert max(len(line) for line in text.splitlines()) <= 98

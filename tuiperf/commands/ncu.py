@@ -92,6 +92,12 @@ def prepare(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the memory chart of each selected kernel: L1/TEX, shared, L2, DRAM, system",
     )
+    p.add_argument(
+        "--source",
+        action="store_true",
+        help="source hot spots of each selected kernel: source lines and SASS with the most "
+        "warp-stall samples, and the rules that point at instructions (.ncu-rep only)",
+    )
     p.add_argument("--height", type=int, metavar="ROWS", default=24,
                    help="chart height for --roofline (default 24)")  # fmt: skip
     p.add_argument(
@@ -132,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     ids = select_kernels(km, args.kernel, args.ids)
     if args.baseline is not None:
         return _run_baseline(args, km, ids)
-    if args.roofline or args.memory_chart:
+    if args.roofline or args.memory_chart or args.source:
         return _run_views(args, km, ids, ncu)
     sections = _section_filter(km, args.section)
     views = [(kid, _sections(km, kid, args, sections)) for kid in ids]
@@ -169,7 +175,7 @@ def _run_baseline(args: argparse.Namespace, km: KernelMetrics, ids: list[int]) -
 
 
 def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path: Path) -> int:
-    """--roofline, --memory-chart: text views, one after the other."""
+    """--roofline, --memory-chart, --source: text views, one after the other."""
     import shutil
 
     from tuiperf.export import open_output
@@ -189,6 +195,11 @@ def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path
         from tuiperf.analysis.memory_chart import chart_lines
 
         blocks += [chart_lines(km, k, width) for k in ids]
+    if args.source:
+        from tuiperf.analysis.source_text import source_lines_for
+        from tuiperf.load.ncu_source import read_hot_spots
+
+        blocks += source_lines_for(read_hot_spots(path, ids), width)
     with open_output(args.output) as out:
         for i, lines in enumerate(blocks):
             if i:

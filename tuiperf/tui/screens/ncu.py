@@ -405,7 +405,8 @@ class NcuView(Horizontal):
             return
         ids = [r["id"] for r in select(self.records, self.text, self.sort, self.descending)]
         size = (max(self.app.size.width - 2, 40), max(self.app.size.height - 2, 12))
-        lines = view_lines(name, self.km, kid, ids, size, self.ascii_only)
+        path = getattr(self.app, "ncu_path", None)
+        lines = view_lines(name, self.km, kid, ids, size, self.ascii_only, path)
         self.app.push_screen(TextView(TITLES.get(name, name), lines))
 
     def action_unmatched(self) -> None:

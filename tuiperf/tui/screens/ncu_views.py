@@ -4,6 +4,7 @@ the memory chart (`M`), source hot spots (`S`). The lines come from the data lay
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -46,7 +47,13 @@ class TextView(ModalScreen[None]):
 
 
 def view_lines(
-    name: str, km: KernelMetrics, kid: int, ids: list[int], size: tuple[int, int], ascii_only: bool
+    name: str,
+    km: KernelMetrics,
+    kid: int,
+    ids: list[int],
+    size: tuple[int, int],
+    ascii_only: bool,
+    path: Path | None = None,
 ) -> list[str]:
     """The lines of view `name` for kernel `kid` (the roofline: `kid` first, then `ids`),
     fitted to `size` (columns, rows) of the box."""
@@ -62,4 +69,20 @@ def view_lines(
         from tuiperf.analysis.memory_chart import chart_lines
 
         return chart_lines(km, kid, width, ascii_only)
+    if name == "source":
+        return _source(km, kid, path, width)
     return [f"No {name} view."]
+
+
+def _source(km: KernelMetrics, kid: int, path: Path | None, width: int) -> list[str]:
+    from tuiperf.analysis.source_text import hot_spot_lines
+    from tuiperf.errors import TuiperfError
+    from tuiperf.load.ncu_source import read_hot_spots
+
+    if path is None or km.meta.get("format") != "ncu-rep":
+        return ["Source counters are read from the .ncu-rep itself (this is a CSV export)."]
+    try:
+        hots = read_hot_spots(path, [kid])
+    except TuiperfError as e:
+        return [str(e)]
+    return hot_spot_lines(hots[kid], width, top=max(10, 15))
