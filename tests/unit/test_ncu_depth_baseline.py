@@ -146,3 +146,19 @@ def test_bad_baseline_is_one_line(paths: dict[str, Path], tmp_path: Path,
     rc = main(["ncu", str(paths["bf16"]), "--baseline", str(bad), "--no-cache"])
     err = capsys.readouterr().err
     assert rc != 0 and len(err.strip().splitlines()) == 1 and "bad.ncu-rep" in err
+
+
+def test_json_has_both_values_per_metric(
+    paths: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    rc = main(["ncu", str(paths["bf16"]), "--baseline", str(paths["fp32"]), "--json",
+               "--kernel", "triton", "--no-cache"])  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0 and doc["baseline"].endswith("fp32.ncu-rep")
+    (k,) = doc["kernels"]
+    assert (k["id"], k["baseline_id"], k["match"]) == (4, 4, BY_NAME)
+    dur = next(m for m in k["metrics"] if m["metric_id"] == "gpu__time_duration.sum")
+    assert dur["difference"] == pytest.approx(dur["value"] - dur["baseline"])
+    assert dur["difference_pct"] == pytest.approx(100 * dur["difference"] / dur["baseline"])

@@ -147,3 +147,21 @@ def test_roofline_from_the_cli(paths: dict[str, Path], capsys: pytest.CaptureFix
     assert len(lines) <= 24 and max(len(line) for line in lines) <= 80
     assert "FP32 66.6TFLOP/s" in out  # 33,792 FLOP/cycle at the GEMM's 1.97 GHz
     assert "A [0] sm80_xmma_gemm" in out and "E [4] triton_poi_fused_add_gelu_mul_0" in out
+
+
+def test_the_raw_csv_export_gives_the_same_chart(
+    reports: dict[str, KernelMetrics], tmp_path: Path
+) -> None:
+    """ncu's raw page holds every metric the roofline needs: read from the CSV, the numbers
+    are the report's (at the page's 6 printed decimals)."""
+    csv_path = tmp_path / "bf16_raw.csv"
+    csv_path.write_text(text("bf16_raw.csv"))
+    from_csv = open_ncu(csv_path, OpenOptions(use_cache=False))
+    for kid in from_csv.kernel_ids():
+        a, b = kernel_roofline(reports["bf16"], kid), kernel_roofline(from_csv, kid)
+        assert set(a.flops) == set(b.flops) and a.precision == b.precision
+        for prec, v in a.flops.items():
+            assert b.flops[prec] == pytest.approx(v, rel=2e-4, abs=1e6), (kid, prec)
+        for c, d in zip(a.ceilings, b.ceilings, strict=True):
+            assert (c.name, c.kind) == (d.name, d.kind)
+            assert d.value == pytest.approx(c.value, rel=2e-4), (kid, c.name)

@@ -543,10 +543,13 @@ COMMAND = Command(
     description="Show an Nsight Compute report (.ncu-rep, or an `ncu --csv --page details` or\n"
     "`--page raw` export): per kernel, the sections in ncu's order with their metrics,\n"
     "and ncu's rule results. `--format csv` writes the long table of ncu's details page\n"
-    "(values in base units at full precision).\n\n"
+    "(values in base units at full precision). `--baseline` compares with another report;\n"
+    "`--roofline`, `--memory-chart` and `--source` draw ncu's charts and hot spots in text.\n\n"
     "examples:\n  tuiperf ncu run.ncu-rep --kernel gemm --section SpeedOfLight\n"
     "  tuiperf ncu run.ncu-rep --rules\n  tuiperf ncu run.ncu-rep --csv -o metrics.csv\n"
-    "  tuiperf ncu after.ncu-rep --baseline before.ncu-rep --format csv",
+    "  tuiperf ncu after.ncu-rep --baseline before.ncu-rep --format csv\n"
+    "  tuiperf ncu run.ncu-rep --roofline --width 80\n"
+    "  tuiperf ncu run.ncu-rep --kernel triton --source --memory-chart",
     prepare=prepare,
     run=run,
 )

@@ -407,6 +407,8 @@ class NcuView(Horizontal):
         size = (max(self.app.size.width - 2, 40), max(self.app.size.height - 2, 12))
         path = getattr(self.app, "ncu_path", None)
         lines = view_lines(name, self.km, kid, ids, size, self.ascii_only, path)
+        if self.ascii_only:
+            lines = [asciify(line).encode("ascii", "replace").decode() for line in lines]
         self.app.push_screen(TextView(TITLES.get(name, name), lines))
 
     def action_unmatched(self) -> None:
