@@ -144,3 +144,20 @@ async def test_source_view_of_the_triton_kernel(pair: dict[str, Path]) -> None:
         assert "Source hot spots [4] triton_poi_fused_add_gelu_mul_0" in text
         assert "tmp5 = libdevice.erf(tmp4)" in text and "SASS, most samples first:" in text
         assert max(len(line) for line in text.splitlines()) <= 98
+
+
+@sync
+async def test_opened_with_two_reports(pair: dict[str, Path]) -> None:
+    """`tuiperf bf16.ncu-rep fp32.ncu-rep`: the second report is the baseline."""
+    from tuiperf.commands.open_tui import ncu_baseline
+
+    assert ncu_baseline(pair["bf16"], pair["fp32"]) == pair["fp32"]
+    assert ncu_baseline(pair["bf16"], None) is None
+    app = TuiperfApp(None, OpenOptions(use_cache=False), name="bf16.ncu-rep",
+                     ncu_path=pair["bf16"], ncu_baseline=pair["fp32"])  # fmt: skip
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        v = view(app)
+        assert v.base_km is not None and len(v.base_pairs) == 5
+        assert "compared with ID 0 of fp32.ncu-rep" in pane_text(app, 120)

@@ -571,7 +571,8 @@ def open_alone(app: TuiperfApp) -> None:
     app.loading = False
     for panel in app.query("#loading"):
         panel.remove()
-    app.push_screen(NcuScreen(app.ncu, None, _title(app), app.ascii_only, root=True))
+    base = getattr(app, "ncu_baseline", None)
+    app.push_screen(NcuScreen(app.ncu, None, _title(app), app.ascii_only, root=True, baseline=base))
 
 
 def linked(app: TuiperfApp) -> None:
