@@ -28,6 +28,15 @@ def alone(path: Path) -> TuiperfApp:
     return TuiperfApp(None, OpenOptions(use_cache=False), name=path.name, ncu_path=path)
 
 
+async def shown(pilot, kind: type) -> None:  # type: ignore[no-untyped-def]
+    """Wait for a screen of `kind` (views are drawn by a worker)."""
+    for _ in range(400):
+        if isinstance(pilot.app.screen, kind):
+            break
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
 async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
     for _ in range(600):
         if isinstance(pilot.app.screen, NcuScreen):
@@ -99,7 +108,7 @@ async def test_roofline_view_at_80x24(pair: dict[str, Path]) -> None:
         await ready(pilot)
         await pilot.press("down", "down", "down", "down")  # the Triton kernel: its ceilings
         await pilot.press("R")
-        await pilot.pause()
+        await shown(pilot, TextView)
         assert isinstance(app.screen, TextView)
         text = app.screen.plain_text()
         lines = text.splitlines()
@@ -119,7 +128,7 @@ async def test_memory_chart_view_at_80x24(pair: dict[str, Path]) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await pilot.press("M")
-        await pilot.pause()
+        await shown(pilot, TextView)
         assert isinstance(app.screen, TextView)
         text = app.screen.plain_text()
         assert "Memory chart [0] sm80_xmma_gemm" in text and "L2 cache" in text
@@ -138,7 +147,7 @@ async def test_source_view_of_the_triton_kernel(pair: dict[str, Path]) -> None:
         await ready(pilot)
         await pilot.press("down", "down", "down", "down")
         await pilot.press("S")
-        await pilot.pause()
+        await shown(pilot, TextView)
         assert isinstance(app.screen, TextView)
         text = app.screen.plain_text()
         assert "Source hot spots [4] triton_poi_fused_add_gelu_mul_0" in text

@@ -398,18 +398,23 @@ class NcuView(Horizontal):
     def action_view(self, name: str) -> None:
         """`R`, `M`, `S`: the roofline of the listed kernels (the current one's ceilings),
         the memory chart or the source hot spots of the kernel under the cursor."""
-        from tuiperf.tui.screens.ncu_views import TITLES, TextView, view_lines
-
         kid = self.current()
         if kid is None:
             return
         ids = [r["id"] for r in select(self.records, self.text, self.sort, self.descending)]
         size = (max(self.app.size.width - 2, 40), max(self.app.size.height - 2, 12))
+        self._view(name, kid, ids, size)
+
+    @work(thread=True, exclusive=True, group="ncu-view", exit_on_error=False)
+    def _view(self, name: str, kid: int, ids: list[int], size: tuple[int, int]) -> None:
+        """The view's lines off the UI thread (a GEMM's source counters take a second)."""
+        from tuiperf.tui.screens.ncu_views import TITLES, TextView, view_lines
+
         path = getattr(self.app, "ncu_path", None)
         lines = view_lines(name, self.km, kid, ids, size, self.ascii_only, path)
         if self.ascii_only:
             lines = [asciify(line).encode("ascii", "replace").decode() for line in lines]
-        self.app.push_screen(TextView(TITLES.get(name, name), lines))
+        self.app.call_from_thread(self.app.push_screen, TextView(TITLES.get(name, name), lines))
 
     def action_unmatched(self) -> None:
         if self.link is not None:
