@@ -12,6 +12,7 @@ from tests.conftest import nsys_path
 from tests.tui.pilot_helpers import ncu_report, ncu_reports, sync
 from tuiperf.errors import UsageError
 from tuiperf.load.open import OpenOptions
+from tuiperf.model.metrics import speedup_words
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.screens.ncu import NcuScreen, NcuView, UnmatchedScreen
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
@@ -139,10 +140,10 @@ async def test_rule_list_with_speedups(ncu_dir: Path) -> None:
         await ready(pilot)
         text = pane_text(app, 120)
         assert "Top rule results:" in text
-        assert "OPT Small Grid" in text and "est. speedup" in text
+        assert "OPT Small Grid" in text and "Est. Speedup" in text
         assert "points at: launch__waves_per_multiprocessor" in text
         rules = app.ncu.top_rules(0, 3)
-        assert f"est. speedup {rules[0].speedup:.1f}%" in text
+        assert speedup_words(rules[0]) in text
 
 
 @sync

@@ -179,7 +179,7 @@ def test_table_fits_80_columns(ncu_dir: Path, capsys: pytest.CaptureFixture[str]
         "Duration",
         "69.54",
         "OPT",
-        "Est. global speedup: 62.02%",
+        "Est. Speedup: 62.02%",
     ):
         assert text in out, text
     assert out.index("GPU Speed Of Light Throughput") < out.index("Launch Statistics")

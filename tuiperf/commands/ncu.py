@@ -83,6 +83,31 @@ def prepare(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--rules", action="store_true", help="only the rule results")
     p.add_argument(
+        "--roofline",
+        action="store_true",
+        help="the roofline chart of the selected kernels (text, log-log; --width/--height)",
+    )
+    p.add_argument(
+        "--memory-chart",
+        action="store_true",
+        help="the memory chart of each selected kernel: L1/TEX, shared, L2, DRAM, system",
+    )
+    p.add_argument(
+        "--source",
+        action="store_true",
+        help="source hot spots of each selected kernel: source lines and SASS with the most "
+        "warp-stall samples, and the rules that point at instructions (.ncu-rep only)",
+    )
+    p.add_argument("--height", type=int, metavar="ROWS", default=24,
+                   help="chart height for --roofline (default 24)")  # fmt: skip
+    p.add_argument(
+        "--baseline",
+        metavar="BASELINE",
+        type=Path,
+        help="compare each kernel with its kernel in this other .ncu-rep (or ncu CSV): "
+        "matched by name, else by launch order; both values and the difference per metric",
+    )
+    p.add_argument(
         "--details",
         choices=("header", "all"),
         default="header",
@@ -111,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
     facts = _link(timeline, km, args)
     end_progress(args)
     ids = select_kernels(km, args.kernel, args.ids)
+    if args.baseline is not None:
+        return _run_baseline(args, km, ids)
+    if args.roofline or args.memory_chart or args.source:
+        return _run_views(args, km, ids, ncu)
     sections = _section_filter(km, args.section)
     views = [(kid, _sections(km, kid, args, sections)) for kid in ids]
     if not ids:
@@ -122,6 +151,60 @@ def run(args: argparse.Namespace) -> int:
             write_json(out, km, views, facts)
         else:
             print_tables(out, km, views, args.width, facts)
+    return 0
+
+
+def _run_baseline(args: argparse.Namespace, km: KernelMetrics, ids: list[int]) -> int:
+    from tuiperf.commands import ncu_baseline as nb
+    from tuiperf.export import open_output
+    from tuiperf.load.ncu_open import open_ncu
+
+    base = open_ncu(args.baseline, open_options(args))
+    end_progress(args)
+    pairs = nb.pairs_for(km, base, ids)
+    if not ids:
+        print("note: no kernel matches the selection", file=sys.stderr)
+    with open_output(args.output) as out:
+        if args.format == "csv":
+            nb.write_csv(out, km, base, pairs, args.details)
+        elif args.format == "json":
+            nb.write_json(out, km, base, pairs, args.details)
+        else:
+            nb.print_tables(out, km, base, pairs, args.details, args.width)
+    return 0
+
+
+def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path: Path) -> int:
+    """--roofline, --memory-chart, --source: text views, one after the other."""
+    import shutil
+
+    from tuiperf.export import open_output
+
+    width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 160)
+    if not ids:
+        print("note: no kernel matches the selection", file=sys.stderr)
+        return 0
+    blocks: list[list[str]] = []
+    if args.roofline:
+        from tuiperf.analysis.roofline import rooflines
+        from tuiperf.analysis.roofline_plot import plot
+
+        names = {k: km.kernel(k).name or km.kernel(k).display_name for k in ids}
+        blocks.append(plot(rooflines(km, ids), names, width, max(args.height, 12)))
+    if args.memory_chart:
+        from tuiperf.analysis.memory_chart import chart_lines
+
+        blocks += [chart_lines(km, k, width) for k in ids]
+    if args.source:
+        from tuiperf.analysis.source_text import source_lines_for
+        from tuiperf.load.ncu_source import read_hot_spots
+
+        blocks += source_lines_for(read_hot_spots(path, ids), width)
+    with open_output(args.output) as out:
+        for i, lines in enumerate(blocks):
+            if i:
+                out.write("\n")
+            out.write("\n".join(lines) + "\n")
     return 0
 
 
@@ -403,6 +486,7 @@ def _rules_grid(s: Section) -> Table:
     from rich.text import Text
 
     from tuiperf.model import fmt
+    from tuiperf.model.metrics import speedup_words
 
     g = Table.grid(padding=(0, 1))
     g.add_column(width=3, no_wrap=True)
@@ -413,8 +497,7 @@ def _rules_grid(s: Section) -> Table:
             body.append(fmt.clean(r.title, 200), style="bold")
             body.append("\n")
         if r.speedup is not None:
-            kind = f" {r.speedup_type}" if r.speedup_type else ""
-            body.append(f"Est.{kind} speedup: {r.speedup:.4g}%\n", style="italic")
+            body.append(speedup_words(r) + "\n", style="italic")
         body.append(fmt.clean(r.message))
         g.add_row(Text(r.code, style=_RULE_STYLE.get(r.code, "")), body)
     return g
@@ -460,9 +543,13 @@ COMMAND = Command(
     description="Show an Nsight Compute report (.ncu-rep, or an `ncu --csv --page details` or\n"
     "`--page raw` export): per kernel, the sections in ncu's order with their metrics,\n"
     "and ncu's rule results. `--format csv` writes the long table of ncu's details page\n"
-    "(values in base units at full precision).\n\n"
+    "(values in base units at full precision). `--baseline` compares with another report;\n"
+    "`--roofline`, `--memory-chart` and `--source` draw ncu's charts and hot spots in text.\n\n"
     "examples:\n  tuiperf ncu run.ncu-rep --kernel gemm --section SpeedOfLight\n"
-    "  tuiperf ncu run.ncu-rep --rules\n  tuiperf ncu run.ncu-rep --csv -o metrics.csv",
+    "  tuiperf ncu run.ncu-rep --rules\n  tuiperf ncu run.ncu-rep --csv -o metrics.csv\n"
+    "  tuiperf ncu after.ncu-rep --baseline before.ncu-rep --format csv\n"
+    "  tuiperf ncu run.ncu-rep --roofline --width 80\n"
+    "  tuiperf ncu run.ncu-rep --kernel triton --source --memory-chart",
     prepare=prepare,
     run=run,
 )

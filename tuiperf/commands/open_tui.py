@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         nargs="?",
         help="an Nsight Compute report (.ncu-rep) to link with the nsys REPORT; or a "
-        "second timeline report: the diff view compares REPORT (the baseline) with it",
+        "second timeline report: the diff view compares REPORT (the baseline) with it; or, "
+        "after an .ncu-rep, a second one: the baseline its kernels are compared with",
     )
     add_viewer_options(p)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -50,7 +51,8 @@ def run_open(argv: list[str]) -> int:
     path = args.report_path or sample_path()
     if args.second_path is not None and both_timelines(path, args.second_path):
         return run_diff_view(path, args)
-    path, args.ncu_path = split_reports(path, args.second_path)
+    args.ncu_baseline = ncu_baseline(path, args.second_path)
+    path, args.ncu_path = split_reports(path, None if args.ncu_baseline else args.second_path)
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
     from tuiperf.tui.app import run_app
@@ -90,6 +92,17 @@ def no_terminal_hint(report: Path | None) -> str:
         f"the viewer needs a terminal; use 'tuiperf summary {what}' "
         f"or 'tuiperf export {what} -o FILE'"
     )
+
+
+def ncu_baseline(first: Path, second: Path | None) -> Path | None:
+    """`second` when both are Nsight Compute reports (`tuiperf after.ncu-rep
+    before.ncu-rep`: the second is the baseline of the first), else None."""
+    from tuiperf.load import detect as det
+
+    ncu = (det.NCU_REP, det.NCU_CSV)
+    if second is None or not (first.exists() and second.exists()):
+        return None
+    return second if det.detect(first) in ncu and det.detect(second) in ncu else None
 
 
 def split_reports(first: Path, second: Path | None) -> tuple[Path, Path | None]:

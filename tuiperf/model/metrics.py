@@ -298,6 +298,15 @@ class RuleResult:
         return RULE_CODES.get(self.type, self.type.upper()[:3])
 
 
+def speedup_words(r: RuleResult) -> str:
+    """The estimated speedup as ncu prints it: `Est. Speedup: 25%` (global) or
+    `Est. Local Speedup: 87.5%`, 4 significant digits; empty without an estimate."""
+    if r.speedup is None:
+        return ""
+    kind = "Local " if r.speedup_type == "local" else ""
+    return f"Est. {kind}Speedup: {r.speedup:.4g}%"
+
+
 @dataclass(frozen=True)
 class Section:
     id: str

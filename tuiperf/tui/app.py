@@ -86,6 +86,7 @@ class TuiperfApp(App[int]):
         trace: Trace | None = None,
         name: str | None = None,
         ncu_path: Path | None = None,
+        ncu_baseline: Path | None = None,
         show_traceback: bool = False,
     ) -> None:
         super().__init__()
@@ -104,6 +105,9 @@ class TuiperfApp(App[int]):
         self.loading = True
         #: an Nsight Compute report (alone, or linked to the trace): KernelMetrics, NcuLink
         self.ncu_path = ncu_path
+        #: a second Nsight Compute report opened with it alone: the baseline to compare with
+        self.ncu_baseline_path = ncu_baseline
+        self.ncu_baseline: Any = None
         self.ncu: Any = None
         self.ncu_link: Any = None
         #: the side panel was opened by a selection (below 120 columns), not by the user
@@ -174,6 +178,8 @@ class TuiperfApp(App[int]):
             report("open report", 0.0)
             if self.path is None and self.ncu_path is not None:
                 self.ncu = ncu_screen.load_ncu(self.ncu_path, ncu_opts)
+                if self.ncu_baseline_path is not None:
+                    self.ncu_baseline = ncu_screen.load_ncu(self.ncu_baseline_path, ncu_opts)
                 self.call_from_thread(ncu_screen.open_alone, self)
                 return
             trace = self.trace
@@ -450,6 +456,7 @@ def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
         ascii_only=wants_ascii(getattr(args, "ascii", False)),
         name=report_name(Path(path), sample),
         ncu_path=ncu,
+        ncu_baseline=getattr(args, "ncu_baseline", None),
         show_traceback=bool(getattr(args, "debug", False)),
     )
     rc = app.run(mouse=not getattr(args, "no_mouse", False))

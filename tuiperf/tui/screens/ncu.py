@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
@@ -20,6 +21,7 @@ from textual.widgets import Footer, Input, Static
 from tuiperf.model import ncu_verdict as V
 from tuiperf.model.fmt import clean
 from tuiperf.model.metrics import KernelMetrics, display_unit, format_value
+from tuiperf.model.ncu_baseline import BY_ORDER, KernelPair
 from tuiperf.model.ncu_link import NcuLink
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
@@ -166,6 +168,9 @@ class NcuView(Horizontal):
         self.sort, self.descending = "id", False
         self.text = ""
         self.baseline: int | None = None
+        #: a second report as the baseline (`O`): each kernel against its match there
+        self.base_km: KernelMetrics | None = None
+        self.base_pairs: dict[int, KernelPair] = {}
         self._jumped: tuple[int, int] = (-1, -1)
 
     def compose(self) -> ComposeResult:
@@ -199,6 +204,8 @@ class NcuView(Horizontal):
         what = f"{n:,} / {len(self.records):,}" if self.text else f"{len(self.records):,}"
         filt = f"filter: {self.text}, " if self.text else ""
         base = f" · baseline ID {self.baseline}" if self.baseline is not None else ""
+        if self.base_km is not None:
+            base = f" · baseline {_report_name(self.base_km)}"
         text = Text(f"Kernels ({filt}{what}){base}", "bold")
         self.query_one("#ncu-list-title", Static).update(text)
 
@@ -213,6 +220,12 @@ class NcuView(Horizontal):
         pane = self.query_one(MetricsPane)
         if kid is None:
             pane.clear("No kernel matches the filter (Esc clears it).")
+            return
+        if self.base_km is not None:
+            pair = self.base_pairs.get(kid)
+            bid = None if pair is None else pair.baseline_id
+            note = self._link_note(kid) if pair is None or not pair.note else pair.note
+            pane.show(self.km, kid, bid, note, self.base_km if bid is not None else None)
             return
         base = self.baseline if self.baseline != kid else None
         pane.show(self.km, kid, base, self._link_note(kid))
@@ -242,7 +255,7 @@ class NcuView(Horizontal):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("jump", "unmatched") and self.link is None:
             return None
-        if action == "clear_baseline" and self.baseline is None:
+        if action == "clear_baseline" and self.baseline is None and self.base_km is None:
             return None
         return True
 
@@ -299,7 +312,47 @@ class NcuView(Horizontal):
             self.notify(f"Baseline: ncu ID {kid}. Select another kernel to compare.", timeout=3)
         self.show_current()
 
+    def action_baseline_report(self) -> None:
+        """`O`: ask for another .ncu-rep and compare every kernel with its match there."""
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.notify(f"Reading {path} …", timeout=2, markup=False)
+                self._load_baseline(path)
+
+        self.app.push_screen(PathPrompt(), chosen)
+
+    @work(thread=True, exclusive=True, group="ncu-baseline", exit_on_error=False)
+    def _load_baseline(self, path: str) -> None:
+        from pathlib import Path
+
+        from tuiperf.errors import TuiperfError
+        from tuiperf.load.ncu_open import open_ncu
+
+        try:
+            base = open_ncu(Path(path).expanduser(), getattr(self.app, "opts", None))
+        except (TuiperfError, OSError) as e:
+            self.app.call_from_thread(self.notify, str(e), severity="error", markup=False)
+            return
+        self.app.call_from_thread(self.set_baseline_report, base)
+
+    def set_baseline_report(self, base: KernelMetrics | None) -> None:
+        """Compare with the kernels of `base` (None: stop comparing with a report)."""
+        from tuiperf.model.ncu_baseline import match_kernels
+
+        self.base_km, self.baseline = base, None
+        pairs = [] if base is None else match_kernels(self.km, base)
+        self.base_pairs = {p.kernel_id: p for p in pairs}
+        self._title()
+        self.show_current()
+        if base is not None:
+            by_order = sum(1 for p in pairs if p.match == BY_ORDER)
+            more = f"; {by_order} matched by launch order" if by_order else ""
+            self.notify(f"Baseline: {_report_name(base)}{more}. B clears.", timeout=4,
+                        markup=False)  # fmt: skip
+
     def action_clear_baseline(self) -> None:
+        self.base_km, self.base_pairs = None, {}
         self.baseline = None
         self._title()
         self.show_current()
@@ -342,9 +395,58 @@ class NcuView(Horizontal):
         self._jumped = (kid, i)
         self.post_message(NcuKernelChosen(kid, int(rows[i]), i, len(rows)))
 
+    def action_view(self, name: str) -> None:
+        """`R`, `M`, `S`: the roofline of the listed kernels (the current one's ceilings),
+        the memory chart or the source hot spots of the kernel under the cursor."""
+        kid = self.current()
+        if kid is None:
+            return
+        ids = [r["id"] for r in select(self.records, self.text, self.sort, self.descending)]
+        size = (max(self.app.size.width - 2, 40), max(self.app.size.height - 2, 12))
+        self._view(name, kid, ids, size)
+
+    @work(thread=True, exclusive=True, group="ncu-view", exit_on_error=False)
+    def _view(self, name: str, kid: int, ids: list[int], size: tuple[int, int]) -> None:
+        """The view's lines off the UI thread (a GEMM's source counters take a second)."""
+        from tuiperf.tui.screens.ncu_views import TITLES, TextView, view_lines
+
+        path = getattr(self.app, "ncu_path", None)
+        lines = view_lines(name, self.km, kid, ids, size, self.ascii_only, path)
+        if self.ascii_only:
+            lines = [asciify(line).encode("ascii", "replace").decode() for line in lines]
+        self.app.call_from_thread(self.app.push_screen, TextView(TITLES.get(name, name), lines))
+
     def action_unmatched(self) -> None:
         if self.link is not None:
             self.app.push_screen(UnmatchedScreen(self.km, self.link))
+
+
+def _report_name(km: KernelMetrics) -> str:
+    return clean(str(km.meta.get("source") or "report").rsplit("/", 1)[-1])
+
+
+class PathPrompt(ModalScreen[str | None]):
+    """One line: the path of a report (Enter opens, Esc cancels)."""
+
+    BINDINGS: ClassVar = bindings("ncu-prompt")
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    PathPrompt { align: center middle; }
+    PathPrompt > Vertical { width: 80%; height: auto; border: round $accent;
+                            background: $surface; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Baseline report (.ncu-rep or ncu CSV), Enter opens, Esc cancels:")
+            yield Input(id="ncu-base-path", placeholder="path/to/before.ncu-rep")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class NcuScreen(Screen[None]):
@@ -356,10 +458,18 @@ class NcuScreen(Screen[None]):
     """
 
     def __init__(
-        self, km: KernelMetrics, link: NcuLink | None, title: str, ascii_only: bool, root: bool
+        self,
+        km: KernelMetrics,
+        link: NcuLink | None,
+        title: str,
+        ascii_only: bool,
+        root: bool,
+        baseline: KernelMetrics | None = None,
     ) -> None:
         super().__init__()
         self.km, self.link, self.title_text, self.ascii_only = km, link, title, ascii_only
+        #: a second report to compare with from the start (the `O` key sets one later)
+        self.baseline_km = baseline
         #: False when the ncu report was opened alone: there is nothing to go back to
         self.can_leave = not root
 
@@ -367,6 +477,10 @@ class NcuScreen(Screen[None]):
         yield Static(self._title(), id="ncu-title")
         yield NcuView(self.km, self.link, self.ascii_only, id="ncu")
         yield Footer()
+
+    def on_mount(self) -> None:
+        if self.baseline_km is not None:
+            self.query_one(NcuView).set_baseline_report(self.baseline_km)
 
     def _title(self) -> Text:
         t = Text(clean(self.title_text), "bold")
@@ -462,7 +576,8 @@ def open_alone(app: TuiperfApp) -> None:
     app.loading = False
     for panel in app.query("#loading"):
         panel.remove()
-    app.push_screen(NcuScreen(app.ncu, None, _title(app), app.ascii_only, root=True))
+    base = getattr(app, "ncu_baseline", None)
+    app.push_screen(NcuScreen(app.ncu, None, _title(app), app.ascii_only, root=True, baseline=base))
 
 
 def linked(app: TuiperfApp) -> None:

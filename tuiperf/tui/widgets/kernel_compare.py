@@ -40,16 +40,23 @@ def delta_text(base: Metric | None, cur: Metric | None) -> tuple[str, int]:
     return f"{100.0 * diff / abs(base.value):+.1f}%", sign
 
 
-def deltas(km: KernelMetrics, base: int, cur: int, section_id: str) -> list[Delta]:
-    """One row per header metric of the section in either kernel, in the current's order."""
+def deltas(
+    km: KernelMetrics,
+    base: int,
+    cur: int,
+    section_id: str,
+    base_km: KernelMetrics | None = None,
+) -> list[Delta]:
+    """One row per header metric of the section in either kernel, in the current's order;
+    the baseline kernel is of `base_km` (another report) when given, else of `km`."""
 
-    def of(kid: int) -> dict[str, Metric]:
-        for s in km.sections(kid, "header"):
+    def of(report: KernelMetrics, kid: int) -> dict[str, Metric]:
+        for s in report.sections(kid, "header"):
             if s.id == section_id:
                 return {m.name or m.title: m for m in s.metrics}
         return {}
 
-    b, c = of(base), of(cur)
+    b, c = of(base_km or km, base), of(km, cur)
     out = []
     for key in list(c) + [k for k in b if k not in c]:
         mb, mc = b.get(key), c.get(key)
@@ -64,13 +71,21 @@ def _shown(m: Metric | None) -> str:
     return "-" if m is None else clean(metric_text(m))
 
 
-def compare_body(km: KernelMetrics, base: int, cur: int, s: Section, ascii_only: bool) -> Group:
+def compare_body(
+    km: KernelMetrics,
+    base: int,
+    cur: int,
+    s: Section,
+    ascii_only: bool,
+    base_km: KernelMetrics | None = None,
+) -> Group:
     table = Table(box=None, padding=(0, 1), expand=True, show_edge=False)
     table.add_column("metric", ratio=3, no_wrap=True, overflow="ellipsis")
-    table.add_column(f"ID {base}", ratio=2, justify="right", no_wrap=True)
+    head = f"base {base}" if base_km is not None else f"ID {base}"
+    table.add_column(head, ratio=2, justify="right", no_wrap=True)
     table.add_column(f"ID {cur}", ratio=2, justify="right", no_wrap=True)
     table.add_column("delta", width=10, justify="right", no_wrap=True)
-    for d in deltas(km, base, cur, s.id):
+    for d in deltas(km, base, cur, s.id, base_km):
         style = "green" if d.sign > 0 else "red" if d.sign < 0 else "dim"
         table.add_row(Text(d.label), Text(d.base), Text(d.current), Text(d.delta, style))
     return Group(table)

@@ -24,7 +24,14 @@ from textual.widgets import Collapsible, Static
 
 from tuiperf.model import ncu_verdict as V
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import KernelMetrics, Metric, RuleResult, Section, render_message
+from tuiperf.model.metrics import (
+    KernelMetrics,
+    Metric,
+    RuleResult,
+    Section,
+    render_message,
+    speedup_words,
+)
 from tuiperf.tui.glyphs import asciify
 
 #: sections whose metrics are chart series or per-sample data: shown folded
@@ -107,18 +114,18 @@ def metric_rows(
 
 
 def rule_lines(rules: Iterable[RuleResult], ascii_only: bool, full: bool = True) -> list:
-    """ncu's rule results, not-OK first, each with its estimated speedup (and with
-    `full`, its message and the metrics it points at)."""
+    """ncu's rule results in the order given (a section's: ncu's own order), each with its
+    estimated speedup as ncu words it (and with `full`, its message and the metrics it
+    points at)."""
     out: list = []
-    order = {"error": 0, "warning": 1, "optimization": 2, "ok": 3}
-    for r in sorted(rules, key=lambda r: (order.get(r.type, 4), -(r.speedup or 0))):
+    for r in rules:
         msg = clean(render_message(r.message)).strip()
         if not msg:
             continue
         head = Text(f"{r.code} ", RULE_STYLE.get(r.type, ""))
         head.append(clean(r.title or r.rule_name or r.rule_id), "bold")
         if r.speedup is not None:
-            head.append(f"  est. speedup {r.speedup:.1f}% ({r.speedup_type or 'local'})")
+            head.append(f"  {speedup_words(r)}")
         out.append(asciify_text(head) if ascii_only else head)
         if not full:
             continue
@@ -241,6 +248,8 @@ class MetricsPane(VerticalScroll, can_focus=True):
         self.km: KernelMetrics | None = None
         self.kernel_id: int | None = None
         self.baseline: int | None = None
+        #: the report the baseline kernel is of, when not the shown one (`O` on the screen)
+        self.base_km: KernelMetrics | None = None
         self.note = ""
         #: sections the user folded or unfolded (id -> collapsed), kept across kernels
         self.folded: dict[str, bool] = {}
@@ -250,9 +259,15 @@ class MetricsPane(VerticalScroll, can_focus=True):
         yield Vertical(id="metrics-sections")
 
     def show(
-        self, km: KernelMetrics, kid: int, baseline: int | None = None, note: str = ""
+        self,
+        km: KernelMetrics,
+        kid: int,
+        baseline: int | None = None,
+        note: str = "",
+        base_km: KernelMetrics | None = None,
     ) -> None:
         self.km, self.kernel_id, self.baseline, self.note = km, kid, baseline, note
+        self.base_km = base_km
         self.query_one("#metrics-head", Static).update(self._head())
         box = self.query_one("#metrics-sections", Vertical)
         box.remove_children()
@@ -272,7 +287,11 @@ class MetricsPane(VerticalScroll, can_focus=True):
         if k.demangled and k.demangled != k.name:
             full = clean(k.demangled)
             lines.append(Text(full if len(full) <= 160 else full[:159] + "…", "dim"))
-        if self.baseline is not None:
+        if self.baseline is not None and self.base_km is not None:
+            src = str(self.base_km.meta.get("source") or "the baseline report").rsplit("/", 1)
+            lines.append(Text(f"compared with ID {self.baseline} of {clean(src[-1])} "
+                              "(B clears)", "italic"))  # fmt: skip
+        elif self.baseline is not None:
             lines.append(Text(f"compared with baseline ID {self.baseline} (b clears)", "italic"))
         if self.note:
             lines.append(Text(clean(self.note), "italic"))
@@ -291,7 +310,7 @@ class MetricsPane(VerticalScroll, can_focus=True):
             if self.baseline is not None:
                 from tuiperf.tui.widgets.kernel_compare import compare_body
 
-                body = compare_body(km, self.baseline, kid, s, self.ascii_only)
+                body = compare_body(km, self.baseline, kid, s, self.ascii_only, self.base_km)
             else:
                 body = section_body(km, kid, s, self.ascii_only)
             collapsed = self.folded.get(s.id, any(f in s.id for f in FOLDED))
