@@ -34,6 +34,8 @@ CASES = {
     "durations (two passes)": ([_uniform(1000, 4_000_000)], 22),
     "negative, renumbered to one pass": ([_uniform(-70_000, -1)], 16),
     "two keys, two passes": ([_uniform(0, 3000), _uniform(0, 3000)], 24),
+    "widest two-pass key": ([_few(5), _few(0, 2**32 - 2)], 32),
+    "one value too wide": ([_few(5), _few(0, 2**32)], 0),
     "timestamps (too wide)": ([_uniform(0, 2**40)], 0),
     "three wide keys (too wide)": ([_uniform(0, 2**20)] * 3, 0),
     "extremes of int64": ([_few(I64.min, 0, I64.max - 1)], 0),
