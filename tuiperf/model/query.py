@@ -434,9 +434,10 @@ def _packed_key(keys: list[np.ndarray]) -> tuple[np.ndarray, int] | None:
     total = prod(span for _, span in parts)
     if total > 1 << (_DIGIT_BITS * _MAX_PASSES):
         return None
-    key = parts[0][0]
+    key = parts[0][0]  # the parts are fresh arrays: combine in place
     for d, span in parts[1:]:
-        key = key * span + d
+        key *= span
+        key += d
     return key, max(total - 1, 1).bit_length()
 
 
@@ -469,8 +470,10 @@ def _radix_order(key: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _digit(key: np.ndarray, shift: int, bits: int) -> np.ndarray:
-    narrow = np.uint8 if bits - shift <= 8 else np.uint16
-    return ((key >> shift) & 0xFFFF).astype(narrow)
+    d = key >> shift if shift else key
+    if bits - shift > _DIGIT_BITS:
+        d = d & 0xFFFF
+    return d.astype(np.uint8 if bits - shift <= 8 else np.uint16)
 
 
 @dataclass
