@@ -10,6 +10,7 @@ The first open converts the report into the cache (not timed as a query).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -114,6 +115,7 @@ def main() -> int:
     args = ap.parse_args()
     path = args.report or (DEFAULT if DEFAULT.exists() else FALLBACK)
     opts = OpenOptions(cache_dir=args.cache_dir)
+    print("load average at the start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     open_trace(path, opts)  # convert once
     trace = timed(f"open (cached) {path.name}", lambda: open_trace(path, opts))
     events = Events(trace)  # type: ignore[arg-type]
@@ -134,7 +136,17 @@ def main() -> int:
     timed("first rows after re-sort", lambda: frame(v, specs, 0, args.rows), 0.050)
     v2 = timed("sort by name (cold)", lambda: kernels.run(Query(sort="name")), 1.0)
     timed("first rows after re-sort", lambda: frame(v2, specs, 0, args.rows), 0.050)
-    timed("sort by grid (3 keys, cold)", lambda: kernels.run(Query(sort="grid")), 1.0)
+    t0 = time.perf_counter()
+    kernels.warm(C.find("kernels", "grid").sources)  # type: ignore[union-attr]
+    t1 = time.perf_counter()
+    kernels.run(Query(sort="grid"))
+    t2 = time.perf_counter()
+    print(
+        f"{'sort by grid (3 keys, cold)':<52} {(t2 - t0) * 1000:9.1f} ms"
+        f"{'  ok' if t2 - t0 <= 1.0 else '  OVER 1 s'}  (reading the 3 columns "
+        f"{(t1 - t0) * 1000:.0f} ms, sort {(t2 - t1) * 1000:.0f} ms)",
+        flush=True,
+    )
     timed(
         "re-sort by duration desc (cached)",
         lambda: kernels.run(Query(sort="duration", descending=True)),
@@ -197,6 +209,7 @@ def main() -> int:
             f"  (view -> Arrow {(t1 - t0) * 1000:.0f} ms, CSV write {(t2 - t1) * 1000:.0f} ms)"
         )
         print(f"  {out.stat().st_size / 1e6:.0f} MB")
+    print("load average at the end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return 0
 
 

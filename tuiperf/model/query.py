@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from math import prod
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +28,10 @@ Progress = Callable[[str], None]
 Specs = list[cols.ColumnSpec] | tuple[cols.ColumnSpec, ...]
 _MAX_ORDERS = 6
 _NVTX_RANGE_STYLES = ("PushPop", "StartEnd")
+_NULL_LAST = np.iinfo(np.int64).max  # a null's sort key (ColumnData.sort_key)
+_DIGIT_BITS = 16  # numpy's stable argsort is a radix sort up to 16-bit ints
+_MAX_PASSES = 2
+_DENSE_SPAN = 1 << 20  # widest value range renumbered through a table
 
 
 @dataclass
@@ -397,12 +402,78 @@ class EventTable:
 
 
 def _stable_order(keys: list[np.ndarray]) -> np.ndarray:
+    """Rows in the lexicographic order of `keys` (int64 each), ties in row order.
+
+    Keys that pack into one key of at most two 16-bit digits (names, grids, most
+    durations) take numpy's stable argsort of 16-bit ints, a radix sort (linear);
+    wider keys take its comparison sort. Both give the same order.
+    """
     if len(keys) == 1:
         k = keys[0]
         if len(k) and not np.any(k[1:] < k[:-1]):
             return np.arange(len(k), dtype=np.int64)
-        return np.argsort(k, kind="stable")
+    packed = _packed_key(keys)
+    if packed is not None:
+        return _radix_order(*packed)
+    if len(keys) == 1:
+        return np.argsort(keys[0], kind="stable")
     return np.lexsort(keys[::-1])
+
+
+def _packed_key(keys: list[np.ndarray]) -> tuple[np.ndarray, int] | None:
+    """One int64 key in [0, 2**bits) ordering the rows as `keys` do, and its bits;
+    None when it would need more than two radix passes."""
+    if not len(keys[0]):
+        return None
+    ranges = [_key_range(k) for k in keys]
+    if any(hi - lo >= 1 << (_DIGIT_BITS * _MAX_PASSES) for _, lo, hi in ranges):
+        return None
+    parts = [(k - lo, hi - lo + 1) for k, lo, hi in ranges]
+    if prod(span for _, span in parts) > 1 << _DIGIT_BITS:
+        parts = [_dense(d, span) for d, span in parts]  # fewer passes
+    total = prod(span for _, span in parts)
+    if total > 1 << (_DIGIT_BITS * _MAX_PASSES):
+        return None
+    key = parts[0][0]  # the parts are fresh arrays: combine in place
+    for d, span in parts[1:]:
+        key *= span
+        key += d
+    return key, max(total - 1, 1).bit_length()
+
+
+def _key_range(k: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """`k`, its minimum and maximum; nulls (the largest int64) become maximum + 1."""
+    lo, hi = int(k.min()), int(k.max())
+    if hi == _NULL_LAST and lo != hi:
+        null = k == _NULL_LAST
+        hi = int(k[~null].max()) + 1
+        k = np.where(null, hi, k)
+    return k, lo, hi
+
+
+def _dense(d: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """Values in [0, span) renumbered 0, 1, ... in order over the values present."""
+    if span > _DENSE_SPAN:
+        return d, span
+    present = np.zeros(span, dtype=bool)
+    present[d] = True
+    rank = np.cumsum(present) - 1
+    return rank[d], int(rank[-1]) + 1
+
+
+def _radix_order(key: np.ndarray, bits: int) -> np.ndarray:
+    """Stable argsort of `key` (< 2**bits), least significant 16-bit digit first."""
+    order = np.argsort(_digit(key, 0, bits), kind="stable")
+    for shift in range(_DIGIT_BITS, bits, _DIGIT_BITS):
+        order = order[np.argsort(_digit(key, shift, bits)[order], kind="stable")]
+    return order
+
+
+def _digit(key: np.ndarray, shift: int, bits: int) -> np.ndarray:
+    d = key >> shift if shift else key
+    if bits - shift > _DIGIT_BITS:
+        d = d & 0xFFFF
+    return d.astype(np.uint8 if bits - shift <= 8 else np.uint16)
 
 
 @dataclass
