@@ -13,9 +13,11 @@ if TYPE_CHECKING:
 import argparse
 import importlib
 import os
+import shutil
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from tuiperf import __version__
 from tuiperf.commands.open_tui import add_viewer_options
@@ -113,7 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "_run", None):
             parser.print_help()
             return ExitCode.USAGE
-        return int(args._run(args))
+        code = int(args._run(args))
+        then = getattr(args, "then_view", None)
+        return _view_then_remove(then) if code == 0 and then is not None else code
     except TuiperfError as e:
         if debug:
             traceback.print_exc()
@@ -136,6 +140,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(internal_error_line(e), file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _view_then_remove(folder: Path) -> int:
+    """Open a folder a command wrote for the viewer (`ranks --tui`), then remove it."""
+    from tuiperf.commands.open_tui import run_open
+
+    try:
+        return run_open([str(folder)])
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 def internal_error_line(e: BaseException) -> str:

@@ -274,3 +274,38 @@ def test_merge_puts_every_rank_on_one_clock(sets: dict[str, Path], tmp_path: Pat
     assert np.median(spread) < 0.05 * min(r["step_ns"] for r in doc["ranks"])
     res = _tuiperf(str(sets["r4"]), "--merge", str(out), ok=False)
     assert res.returncode == 2 and "already exists" in res.stderr
+
+
+def test_tui_needs_a_terminal(sets: dict[str, Path]) -> None:
+    res = _tuiperf(str(sets["r2"]), "--tui", ok=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and "needs a terminal" in res.stderr
+
+
+def test_tui_opens_every_rank_on_one_timeline(
+    sets: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ranks --tui`: the viewer gets the merged ranks (a process group per rank), and the
+    temporary folder is gone afterwards."""
+    from tuiperf import cli
+    from tuiperf.commands import open_tui, ranks
+    from tuiperf.load.open import load_converted
+    from tuiperf.model.lanes import build_lanes
+
+    seen: dict[str, object] = {}
+
+    def viewer(argv: list[str]) -> int:
+        folder = Path(argv[0])
+        seen["folder"] = folder
+        seen["labels"] = [g.label for g in build_lanes(load_converted(folder)).groups]
+        return 0
+
+    monkeypatch.setattr(ranks, "has_terminal", lambda: True)
+    monkeypatch.setattr(open_tui, "run_open", viewer)
+    assert cli.main(["ranks", str(sets["r2"]), "--tui", "--no-cache", "-q"]) == 0
+    labels = seen["labels"]
+    assert isinstance(labels, list)
+    for rank in (0, 1):
+        assert any(f"rank {rank}: " in lab for lab in labels), labels
+    folder = seen["folder"]
+    assert isinstance(folder, Path) and not folder.exists() and not folder.parent.exists()

@@ -99,3 +99,8 @@ def timeline_and_ncu(*paths: Path | None) -> tuple[Path | None, Path | None]:
                 )
             timeline = p
     return timeline, ncu
+
+
+def has_terminal() -> bool:
+    """Whether the viewer can run here (stdin and stdout are a terminal)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from tuiperf.bundled import sample_path
-from tuiperf.commands.base import add_cache_args, open_options, timeline_and_ncu
+from tuiperf.commands.base import add_cache_args, has_terminal, open_options, timeline_and_ncu
 from tuiperf.errors import UsageError
 
 
@@ -77,10 +76,6 @@ def run_diff_view(before: Path, args: argparse.Namespace) -> int:
     from tuiperf.tui.screens.diff import run_diff
 
     return run_diff(before, args.second_path, args, open_options(args))
-
-
-def has_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def no_terminal_hint(report: Path | None) -> str:

@@ -20,6 +20,7 @@ from tuiperf.commands.base import (
     Command,
     add_cache_args,
     end_progress,
+    has_terminal,
     open_options,
     progress_printer,
 )
@@ -64,6 +65,12 @@ def prepare(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="also write every rank on one timeline (the aligned clock, a process group per "
         "rank) as a tuiperf folder; open it with `tuiperf DIR`",
+    )
+    p.add_argument(
+        "--tui",
+        action="store_true",
+        help="open every rank on one timeline in the viewer (the merge of --merge, in a "
+        "temporary folder removed afterwards) instead of printing the table",
     )
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N", help="worker processes (default: one per report)"
@@ -116,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
     if args.merge is not None and args.merge.exists():
         raise UsageError(f"--merge {args.merge}: already exists; give a new folder")
+    if args.tui and not has_terminal():
+        raise UsageError("--tui: the viewer needs a terminal; without one, use --merge DIR")
     paths = expand(args.inputs)
     use_cache = not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE")
     cache = str(args.cache_dir) if args.cache_dir else None
@@ -132,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         write_parquet(rs, args.out)
     if args.merge is not None:
-        write_merged(rs, args)
+        write_merged(rs, args, args.merge)
+    if args.tui:  # the entry point opens it in the viewer, then removes it (cli.then_view)
+        args.then_view = Path(tempfile.mkdtemp(prefix="tuiperf-ranks-")) / "ranks"
+        write_merged(rs, args, args.then_view)
+        return 0
     with open_output(None) as out:
         _write(out, rs, args.format)
     return 0
@@ -209,7 +222,7 @@ def write_parquet(rs: RankSet, out: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_merged(rs: RankSet, args: argparse.Namespace) -> None:
+def write_merged(rs: RankSet, args: argparse.Namespace, folder: Path) -> None:
     """Every rank's trace on the aligned clock, as one tuiperf folder (all or nothing)."""
     from tuiperf.analysis.ranks_merge import merge
     from tuiperf.commands.convert import write_folder
@@ -222,7 +235,7 @@ def write_merged(rs: RankSet, args: argparse.Namespace) -> None:
     traces = [(rank, open_trace(Path(path), opts)) for path, rank in firsts.items()]
     offsets = {rank: rs.offsets.get(rank, 0) for rank in firsts.values()}
     source = f"{len(rs.ranks)} ranks: " + ", ".join(Path(p).name for p in firsts)
-    write_folder(merge(traces, offsets, source), args.merge, None, force=False)
+    write_folder(merge(traces, offsets, source), folder, None, force=False)
 
 
 COMMAND = Command(
