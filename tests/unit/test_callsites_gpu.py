@@ -117,3 +117,48 @@ def test_a_rule_the_budget_cannot_see_says_so(nsys: Trace) -> None:
     assert found.est_saving_ns == 0
     assert "idles 0 ns" not in found.message
     assert "finds no GPU idle time waiting for data" in found.message
+
+
+def _holds(d: dict, c: dict) -> bool:
+    return bool(d["ts"] <= c["ts"] and c["ts"] + c["dur"] <= d["ts"] + d["dur"])
+
+
+def _steady_self_times() -> tuple[dict[str, int], int]:
+    """Host self time per cpu_op name inside ProfilerStep#2..#5 of the raw trace (brute
+    force: each op less its direct children on its thread), and the number of steps."""
+    with gzip.open(DATA / "kineto_callsites_gpu.json.gz", "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted(
+        (e["ts"], e["ts"] + e["dur"])
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )[1:]  # the first profiled step is the budget's start-up
+    ranges = [e for e in events if e.get("cat") in ("cpu_op", "user_annotation")]
+    out: dict[str, int] = {}
+    for op in (e for e in ranges if e.get("cat") == "cpu_op"):
+        a, b = op["ts"], op["ts"] + op["dur"]
+        if not any(s <= a < t for s, t in steps):
+            continue
+        inner = [
+            c for c in ranges
+            if c is not op and c["tid"] == op["tid"] and a <= c["ts"] and c["ts"] + c["dur"] <= b
+        ]  # fmt: skip
+        direct = [c for c in inner if not any(d is not c and _holds(d, c) for d in inner)]
+        own = op["dur"] - sum(c["dur"] for c in direct)
+        out[op["name"]] = out.get(op["name"], 0) + round(max(own, 0) * 1000)
+    return out, len(steps)
+
+
+def test_cpu_bound_names_the_operator_that_takes_the_cpu(kineto: Trace) -> None:
+    """The loop's CPU time is torch.randn on the CPU in `batch`: the finding names the op
+    with the most host self time (from the raw trace) and the line calling it."""
+    self_ns, n_steps = _steady_self_times()
+    top = max(self_ns, key=lambda k: self_ns[k])
+    found = _finding(kineto, "cpu_bound")
+    _, copy_fn, copy_def = _marked("COPY_LINE")  # batch() makes the data, then copies it
+    assert f"one operator: {top} takes" in found.message
+    assert f"called from train_gpu.py:{copy_def} ({copy_fn})" in found.message
+    got = found.metrics["hot_op_self_ns_per_step"]
+    assert abs(got - self_ns[top] / n_steps) <= 2000 * n_steps  # µs rounding of the JSON
+    assert found.fix.text.startswith("The GPU waits on CPU work in the step")
+    assert top in found.fix.text

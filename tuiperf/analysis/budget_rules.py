@@ -14,6 +14,7 @@ import numpy as np
 
 from tuiperf.analysis import fixes, sites
 from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.cpu_hotspot import top_cpu_op
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -35,6 +36,8 @@ CPU_BOUND_SHARE = 0.10
 #: … and an error from this share on, when it is the largest part of the step (the data
 #: rule's error bar too: 3 x its threshold)
 CPU_BOUND_ERROR = 0.30
+#: an operator holding this share of the CPU-bound time a step is named, with its own lever
+HOT_OP_SHARE = 0.25
 #: GPU-bound: the GPU is busy at least this share of the step (idle under 20%: what the
 #: idle causes could give back is small next to the kernels), and compute is the largest part
 GPU_BOUND_SHARE = 0.80
@@ -130,9 +133,18 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
         f"{fmt.duration(nums['cpu_ns_per_kernel'])} of CPU time (outside the data wait), while "
         f"a kernel runs {fmt.duration(nums['mean_kernel_ns'])} on average on the GPU."
     )
+    hot = top_cpu_op(ctx, b)
+    if hot is not None and hot.self_ns_per_step >= HOT_OP_SHARE * st.ns["cpu_bound"] / b.n_steady:
+        at = f", called from {hot.site}" if hot.site else ""
+        msg += (
+            f" Most of that CPU time is one operator: {hot.name} takes "
+            f"{fmt.duration(hot.self_ns_per_step)} of host self time a step{at}."
+        )
+        nums["hot_op_self_ns_per_step"] = hot.self_ns_per_step
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
-    found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, _cpu_fix(nums))
+    fix = _cpu_fix(nums, hot.name if "hot_op_self_ns_per_step" in nums and hot else "")
+    found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
     rows = _steady_kernels(ctx, b)
     return [sites.name_sites(found, ctx, "kernels", rows, "Most kernels are launched from")]
 
@@ -157,10 +169,20 @@ def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
     }
 
 
-def _cpu_fix(n: dict[str, float]) -> Fix:
+def _cpu_fix(n: dict[str, float], hot_op: str = "") -> Fix:
     """The PyTorch levers in order, each with the numbers that justify it."""
     cpu, gpu = fmt.duration(n["cpu_ns_per_kernel"]), fmt.duration(n["mean_kernel_ns"])
+    first = (
+        [
+            f"0) {hot_op} runs on the CPU inside the step "
+            f"({fmt.duration(n['hot_op_self_ns_per_step'])} a step): move it into DataLoader "
+            "workers (num_workers > 0) or create the data on the GPU (device=...);"
+        ]
+        if hot_op
+        else []
+    )
     levers = [
+        *first,
         f"1) a bigger batch: each kernel costs ~{cpu} of CPU and runs ~{gpu} on the GPU; "
         "more samples per kernel raise GPU time at about the same CPU cost;",
         f'2) torch.compile(mode="reduce-overhead") / CUDA graphs: '
@@ -179,7 +201,12 @@ def _cpu_fix(n: dict[str, float]) -> Fix:
         f"{fmt.duration(SMALL_KERNEL_NS)} (fuse elementwise ops, avoid per-element Python loops)."
     )
     base = fixes.fix_for("cpu_bound")
-    return Fix("The GPU waits on Python/launch overhead. In order: " + " ".join(levers),
+    lead = (
+        "The GPU waits on CPU work in the step"
+        if hot_op
+        else "The GPU waits on Python/launch overhead"
+    )
+    return Fix(f"{lead}. In order: " + " ".join(levers),
                base.snippet)  # fmt: skip
 
 
