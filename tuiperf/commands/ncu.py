@@ -82,6 +82,13 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help="only this section, by identifier or display name (repeatable)",
     )
     p.add_argument("--rules", action="store_true", help="only the rule results")
+    _view_options(p)
+    _output_options(p)
+    add_cache_args(p)
+
+
+def _view_options(p: argparse.ArgumentParser) -> None:
+    """The charts and views beside the sections: roofline, memory chart, source, baseline."""
     p.add_argument(
         "--roofline",
         action="store_true",
@@ -107,6 +114,9 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help="compare each kernel with its kernel in this other .ncu-rep (or ncu CSV): "
         "matched by name, else by launch order; both values and the difference per metric",
     )
+
+
+def _output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--details",
         choices=("header", "all"),
@@ -122,7 +132,6 @@ def prepare(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
     p.add_argument("--width", type=int, metavar="COLS", help="table width (default: terminal)")
-    add_cache_args(p)
 
 
 def run(args: argparse.Namespace) -> int:
