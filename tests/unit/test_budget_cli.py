@@ -104,3 +104,26 @@ def test_summary_budget_alias_json() -> None:
     doc = json.loads(_tuiperf("summary", str(sqlite_path("lstm")), "-r", "budget", "-f", "json"))
     assert doc["report"] == "step_budget"
     assert {r["method"] for r in doc["rows"]} == {"nvtx"}
+
+
+def test_summary_step_budget_table_fits_80_columns() -> None:
+    """The table view: every part readable at 80 columns (no cut cell), one row per step
+    with the same figures as the CSV."""
+    from tuiperf.model import fmt
+
+    path = str(sqlite_path("vit_amp"))
+    text = _tuiperf("summary", path, "--report", "step_budget", "--width", "80", "--top", "0")
+    lines = text.splitlines()
+    assert all(len(ln) <= 80 for ln in lines)
+    assert "…" not in text
+    rows = list(
+        csv.DictReader(io.StringIO(_tuiperf("summary", path, "-r", "step_budget", "--csv")))
+    )
+    median = next(r for r in rows if r["Step"] == "median")
+    line = next(ln for ln in lines if ln.split() and ln.split()[-1] == "median")
+    for header in ("Wall (ns)", "Compute (ns)", "Copy (ns)", "Host Sync (ns)", "CPU-Bound (ns)"):
+        assert fmt.duration(int(median[header])) in line, header
+    labelled = [ln.rstrip() for ln in lines if ln.rstrip().endswith(tuple(r["Step"] for r in rows))]
+    assert [next(r["Step"] for r in rows if ln.endswith(r["Step"])) for ln in labelled] == [
+        r["Step"] for r in rows
+    ]

@@ -7,6 +7,7 @@ import pyarrow as pa
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import PARTS, DeviceBudget, Parts, step_budget
 from tuiperf.model.trace import Trace
+from tuiperf.summaries.rows import ReportRows
 from tuiperf.summaries.stats import Column, StatsTable
 
 REPORT = "step_budget"
@@ -75,3 +76,31 @@ def offer() -> None:
     from tuiperf.summaries.reports import register
 
     register(REPORT, step_budget_table, SOURCE_TABLES)
+
+
+#: the table view (`--format table`, 80 columns): short headers (CPU = CPU-bound issue),
+#: the step last (it takes the width left); GPU busy %, kind, method and overlap are in the
+#: CSV and JSON
+_SHOWN = [
+    Column("Wall (ns)", "wall_ns", "int"),
+    Column("Compute (ns)", "compute_ns", "int"),
+    Column("Comm (ns)", "comm_ns", "int"),
+    Column("Copy (ns)", "copy_ns", "int"),
+    Column("Data (ns)", "data_ns", "int"),
+    Column("Sync (ns)", "sync_ns", "int"),
+    Column("CPU (ns)", "cpu_bound_ns", "int"),
+    Column("Other (ns)", "other_ns", "int"),
+]
+
+
+def for_display(rows: ReportRows) -> StatsTable:
+    """The budget as a narrow table: the parts in short columns (comm only when some
+    step has it, the device only with several), the step's name last."""
+    data = rows.head()
+    cols = [c for c in _SHOWN if c.key != "comm_ns" or any(r["comm_ns"] for r in data)]
+    if len({r["device"] for r in data}) > 1:
+        cols.insert(0, Column("Device", "device", "int"))
+    cols.append(Column("Step", "step", "str"))
+    types = {"str": pa.string(), "int": pa.int64(), "pct": pa.float64()}
+    table = pa.table({c.key: pa.array([r[c.key] for r in data], types[c.fmt]) for c in cols})
+    return StatsTable(REPORT, cols, table)

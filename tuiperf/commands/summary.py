@@ -137,6 +137,10 @@ def _write(
             from tuiperf.report import print_stats
 
             title = f"{name} · {Path(source or '').name}"
+            if name == "step_budget" and table.num_rows:
+                from tuiperf.analysis.budget_report import for_display
+
+                table = for_display(table)
             print_stats(out, table, top=args.top, width=args.width, title=title)
             if note:
                 out.write(note + "\n")
