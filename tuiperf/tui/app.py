@@ -99,7 +99,7 @@ class TuiperfApp(App[int]):
         self.report_name = name or (path.name if path is not None else "report")
         self.trace: Trace | None = trace
         self.lanes: LaneSet | None = None
-        self.nvtx_index: NvtxIndex | None = None
+        self._nvtx_index: NvtxIndex | None = None
         self.error: TuiperfError | None = None
         self.cancelled = False
         self.loading = True
@@ -188,7 +188,6 @@ class TuiperfApp(App[int]):
                 trace = open_trace(self.path, replace(self.opts, progress=from_loader))
             report("index lanes", 0.0)
             lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m))
-            index = NvtxIndex(trace)
             if self.ncu_path is not None:
                 report("index lanes", 1.0, "match Nsight Compute kernels")
                 self.ncu, self.ncu_link = ncu_screen.load_linked(self.ncu_path, ncu_opts, trace)
@@ -203,7 +202,7 @@ class TuiperfApp(App[int]):
                 return
             raise  # a crash: the app ends with status 1
         try:
-            self.call_from_thread(self._loaded, trace, lanes, index)
+            self.call_from_thread(self._loaded, trace, lanes)
         except Exception:
             if not self._quit_while_loading(worker):
                 raise
@@ -217,8 +216,16 @@ class TuiperfApp(App[int]):
             self.query_one(LoadingPanel).show(msg.phase, msg.step, msg.steps, msg.fraction)
             self.query_one(ReportHeader).show_loading(self.report_name, msg.phase)
 
-    def _loaded(self, trace: Trace, lanes: LaneSet, index: NvtxIndex) -> None:
-        self.trace, self.lanes, self.nvtx_index = trace, lanes, index
+    @property
+    def nvtx_index(self) -> NvtxIndex | None:
+        """The NVTX ranges for the details panel, indexed on first use (not before the
+        first timeline frame)."""
+        if self._nvtx_index is None and self.trace is not None:
+            self._nvtx_index = NvtxIndex(self.trace)
+        return self._nvtx_index
+
+    def _loaded(self, trace: Trace, lanes: LaneSet) -> None:
+        self.trace, self.lanes = trace, lanes
         self.loading = False
         self.query_one(LoadingPanel).remove()
         self.query_one(ReportHeader).show_trace(self.report_name, trace, self.ascii_only)
