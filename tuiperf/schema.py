@@ -247,7 +247,10 @@ def merge_details(name: str, core: pa.Table, details: pa.Table) -> pa.Table:
 
 
 def empty(name: str) -> pa.Table:
-    return TABLES[name].empty_table()
+    # built from empty arrays: `Schema.empty_table` imports pandas when it is installed
+    schema = TABLES[name]
+    batch = pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+    return pa.Table.from_batches([batch])
 
 
 def conform(

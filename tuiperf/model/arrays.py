@@ -9,6 +9,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """`arr` as numpy: a null-free integer or float column is read straight from its
+    buffer (pyarrow's own `to_numpy` imports pandas when it is installed, a third of a
+    second on a first screen that never needs it); anything else goes through pyarrow."""
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks != 1:
+            return arr.to_numpy()
+        arr = arr.chunk(0)
+    kind = arr.type
+    if arr.null_count or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        return arr.to_numpy(zero_copy_only=False)
+    dtype = np.dtype(kind.to_pandas_dtype())
+    if len(arr) == 0:
+        return np.zeros(0, dtype)
+    out = np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * dtype.itemsize)
+    out.flags.writeable = False  # Arrow data is immutable, as with `to_numpy`
+    return out
+
+
 def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:
     """Column `name` as int64, nulls replaced by `fill`."""
     if table.num_rows == 0:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from tuiperf.model import arrays
 from tuiperf.model.trace import Trace
 
 #: bump when the layout of the stored index changes
@@ -113,7 +114,7 @@ def _col(t: pa.Table, name: str) -> np.ndarray:
     col = t[name]
     if col.num_chunks == 0:
         return np.zeros(0, dtype=np.int64)
-    return col.chunk(0).to_numpy() if col.num_chunks == 1 else col.to_numpy()
+    return arrays.view(col)
 
 
 def _table(names: tuple[str, ...], parts: list[tuple[Any, ...]]) -> pa.Table:

@@ -7,7 +7,7 @@ import contextlib
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -22,7 +22,6 @@ from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
 from tuiperf.model import fmt
-from tuiperf.model.attribution import NvtxIndex, describe
 from tuiperf.model.lanes import LaneSet, build_lanes
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
@@ -37,16 +36,18 @@ from tuiperf.tui.messages import (
     SelectionCleared,
     ViewportChanged,
 )
-from tuiperf.tui.screens import ncu as ncu_screen
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.widgets.advice import AdvicePanel
+from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.events_pane import EventsPane
-from tuiperf.tui.widgets.events_table import EventsCommands
 from tuiperf.tui.widgets.header import ReportHeader
 from tuiperf.tui.widgets.loading import LoadingPanel
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.status import StatusLine
 from tuiperf.tui.widgets.timeline import Timeline
+
+if TYPE_CHECKING:  # indexed on the first selection, not before the first frame
+    from tuiperf.model.attribution import NvtxIndex
 
 #: the named phases of a load, in order
 PHASES = ("open report", "read tables", "index lanes", "draw")
@@ -99,7 +100,7 @@ class TuiperfApp(App[int]):
         self.report_name = name or (path.name if path is not None else "report")
         self.trace: Trace | None = trace
         self.lanes: LaneSet | None = None
-        self.nvtx_index: NvtxIndex | None = None
+        self._nvtx_index: NvtxIndex | None = None
         self.error: TuiperfError | None = None
         self.cancelled = False
         self.loading = True
@@ -177,6 +178,8 @@ class TuiperfApp(App[int]):
         try:
             report("open report", 0.0)
             if self.path is None and self.ncu_path is not None:
+                from tuiperf.tui.screens import ncu as ncu_screen
+
                 self.ncu = ncu_screen.load_ncu(self.ncu_path, ncu_opts)
                 if self.ncu_baseline_path is not None:
                     self.ncu_baseline = ncu_screen.load_ncu(self.ncu_baseline_path, ncu_opts)
@@ -188,8 +191,9 @@ class TuiperfApp(App[int]):
                 trace = open_trace(self.path, replace(self.opts, progress=from_loader))
             report("index lanes", 0.0)
             lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m))
-            index = NvtxIndex(trace)
             if self.ncu_path is not None:
+                from tuiperf.tui.screens import ncu as ncu_screen
+
                 report("index lanes", 1.0, "match Nsight Compute kernels")
                 self.ncu, self.ncu_link = ncu_screen.load_linked(self.ncu_path, ncu_opts, trace)
             report("draw", 0.0)
@@ -203,7 +207,7 @@ class TuiperfApp(App[int]):
                 return
             raise  # a crash: the app ends with status 1
         try:
-            self.call_from_thread(self._loaded, trace, lanes, index)
+            self.call_from_thread(self._loaded, trace, lanes)
         except Exception:
             if not self._quit_while_loading(worker):
                 raise
@@ -217,8 +221,18 @@ class TuiperfApp(App[int]):
             self.query_one(LoadingPanel).show(msg.phase, msg.step, msg.steps, msg.fraction)
             self.query_one(ReportHeader).show_loading(self.report_name, msg.phase)
 
-    def _loaded(self, trace: Trace, lanes: LaneSet, index: NvtxIndex) -> None:
-        self.trace, self.lanes, self.nvtx_index = trace, lanes, index
+    @property
+    def nvtx_index(self) -> NvtxIndex | None:
+        """The NVTX ranges for the details panel, indexed on first use (not before the
+        first timeline frame)."""
+        if self._nvtx_index is None and self.trace is not None:
+            from tuiperf.model.attribution import NvtxIndex
+
+            self._nvtx_index = NvtxIndex(self.trace)
+        return self._nvtx_index
+
+    def _loaded(self, trace: Trace, lanes: LaneSet) -> None:
+        self.trace, self.lanes = trace, lanes
         self.loading = False
         self.query_one(LoadingPanel).remove()
         self.query_one(ReportHeader).show_trace(self.report_name, trace, self.ascii_only)
@@ -228,7 +242,10 @@ class TuiperfApp(App[int]):
         # the footer greyed the timeline's keys while it had no data: ask again once the
         # focus change has been processed (otherwise a late recompose can keep them grey)
         self.call_after_refresh(self.screen.refresh_bindings)
-        ncu_screen.linked(self)
+        if self.ncu_link is not None:  # the ncu screen's code only with a report for it
+            from tuiperf.tui.screens import ncu as ncu_screen
+
+            ncu_screen.linked(self)
         # the events table, once the first timeline frame is on screen
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
         # resolve event names for zoomed-in boxes once the first screen is up
@@ -291,8 +308,11 @@ class TuiperfApp(App[int]):
         scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
         if focused is not None and any(isinstance(a, EventsPane) for a in focused.ancestors):
             scope = "events"
-        if isinstance(self.screen, ncu_screen.NcuScreen):
-            scope = "ncu"
+        if self.ncu is not None:
+            from tuiperf.tui.screens import ncu as ncu_screen
+
+            if isinstance(self.screen, ncu_screen.NcuScreen):
+                scope = "ncu"
         self.push_screen(HelpScreen(scope, self.ascii_only))
 
     def action_focus_pane(self, pane: str) -> None:
@@ -382,9 +402,13 @@ class TuiperfApp(App[int]):
             timeline.set_matches(msg.matches)
 
     def action_ncu_screen(self) -> None:
+        from tuiperf.tui.screens import ncu as ncu_screen
+
         ncu_screen.open_linked(self)
 
     def on_ncu_kernel_chosen(self, msg: NcuKernelChosen) -> None:
+        from tuiperf.tui.screens import ncu as ncu_screen
+
         ncu_screen.jump(self, msg)
 
     # --- messages between panes ---------------------------------------------------
@@ -392,10 +416,15 @@ class TuiperfApp(App[int]):
     def on_event_selected(self, msg: EventSelected) -> None:
         if self.trace is None:
             return
+        from tuiperf.model.attribution import describe
+
         details = describe(self.trace, msg.table, msg.row, self.nvtx_index)
         side = self.query_one(SidePanel)
         side.show_details(details)
-        ncu_screen.side_metrics(self, msg.table, msg.row)
+        if self.ncu is not None:
+            from tuiperf.tui.screens import ncu as ncu_screen
+
+            ncu_screen.side_metrics(self, msg.table, msg.row)
         timeline = self.query_one(Timeline)
         if msg.source == "timeline":
             timeline.set_partner(details.partner)

@@ -8,11 +8,14 @@ built the first time the lane is drawn, so a frame costs O(columns · log n) aft
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tuiperf.model.lanes import Intervals, Lane
-from tuiperf.model.query import View
+
+if TYPE_CHECKING:  # the events table's queries: imported with the table, after the first frame
+    from tuiperf.model.query import View
 
 #: draw the exact span of each matching event when the window holds at most this many
 #: events per column; otherwise mark the cells where a matching event starts

@@ -13,7 +13,7 @@ arrives later (`app.ncu`), `set_ncu(ncu)` runs it again with the ncu rules.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -25,14 +25,15 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
-from tuiperf.analysis.index import BY_KERNEL, FindingIndex, Hit, kernel_names
-from tuiperf.analysis.render import saving_text
 from tuiperf.model import fmt
 from tuiperf.model.trace import Trace
 from tuiperf.schema import EVENT_TABLES
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import EventSelected
+
+if TYPE_CHECKING:  # the analysis runs (and is imported) after the first frame
+    from tuiperf.analysis.findings import AnalysisResult, Finding
+    from tuiperf.analysis.index import FindingIndex, Hit
 
 #: evidence rows shown under a finding at first, and how many more each "more" adds
 FIRST_ROWS = 3
@@ -129,6 +130,7 @@ class AdvicePanel(Vertical):
     @work(thread=True, exclusive=True, group="advice", exit_on_error=False)
     def _analyse(self, trace: Trace, ncu: Any) -> None:
         from tuiperf.analysis.engine import analyze
+        from tuiperf.analysis.index import FindingIndex
 
         worker = get_current_worker()
         try:
@@ -204,6 +206,8 @@ class AdvicePanel(Vertical):
             self.hits = index.ranked()
             return self._report_title(index), self._report_options(index)
         table, row = self.selection
+        from tuiperf.analysis.index import kernel_names
+
         names = kernel_names(self.trace, table, row) if self.trace is not None else ()
         self.hits = index.for_event(table, row, names)
         what = "kernel" if table == "kernels" else "event"
@@ -238,6 +242,10 @@ class AdvicePanel(Vertical):
         return out
 
     def _card(self, hit: Hit, f: Finding, total: int) -> Group:
+        from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS
+        from tuiperf.analysis.index import BY_KERNEL
+        from tuiperf.analysis.render import saving_text
+
         sev = f.severity
         basis = self.state.result.saving_basis if self.state.result is not None else ""
         saves = "no time estimate" if f.est_saving_ns is None else f"saves {saving_text(f, basis)}"

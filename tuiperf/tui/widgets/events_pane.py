@@ -12,18 +12,21 @@ its links to the other panes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual import work
 from textual.containers import Container
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from tuiperf.model import columns as cols
-from tuiperf.model.query import View
 from tuiperf.model.trace import Trace
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.messages import EventSelected, MatchesChanged
-from tuiperf.tui.widgets.events_table import EventsTable
-from tuiperf.tui.widgets.table_body import TableBody
+
+if TYPE_CHECKING:  # the table's code is imported when it is mounted, after the first frame
+    from tuiperf.model.query import View
+    from tuiperf.tui.widgets.events_table import EventsTable
 
 #: the timeline's window is passed on at most this often (seconds)
 WINDOW_INTERVAL = 0.25
@@ -44,13 +47,15 @@ class EventsPane(Container):
 
     @property
     def table(self) -> EventsTable | None:
-        found = self.query(EventsTable)
-        return found.first() if found else None
+        found = self.query("#events-table")  # by id: its class is imported once mounted
+        return cast("EventsTable", found.first()) if found else None
 
     def start(self, trace: Trace) -> None:
         """Replace the placeholder with the table (it reads its columns lazily)."""
         if self.table is not None:
             return
+        from tuiperf.tui.widgets.events_table import EventsTable
+
         self.remove_children()
         table = EventsTable(trace, id="events-table")
         if self._window is not None:
@@ -69,6 +74,8 @@ class EventsPane(Container):
         t.select_event(table, row)
 
     def _in_table(self) -> bool:
+        from tuiperf.tui.widgets.table_body import TableBody
+
         return isinstance(self.screen.focused, TableBody)
 
     def on_events_table_row_highlighted(self, msg: EventsTable.RowHighlighted) -> None:

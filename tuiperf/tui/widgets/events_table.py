@@ -9,7 +9,6 @@ straight from the query's Arrow view, through an LRU cache of formatted rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -18,7 +17,6 @@ from rich.style import Style
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -42,6 +40,7 @@ from tuiperf.model.query import Events, NameSummary, Query, QueryError, View
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
+from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.prompts import ConfirmPrompt, PathPrompt
 from tuiperf.tui.widgets.state_attr import InState
 from tuiperf.tui.widgets.table_body import TableBody
@@ -581,46 +580,3 @@ class EventsTable(Vertical):
         if self.body.rows is None:
             return None
         return self.state.row_text(self.model, self.body.cursor)
-
-
-# -- command palette -----------------------------------------------------------------------------
-
-
-class EventsCommands(Provider):
-    """Palette entries (`group: verb`) for the events table, offered while one is on screen.
-
-    Add it to the app: `COMMANDS = App.COMMANDS | {EventsCommands}`.
-    """
-
-    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        tables = self.screen.query(EventsTable)
-        if not tables:
-            return []
-        t = tables.first()
-        mode = "events" if t.summary_mode else "summary"
-        out: list[tuple[str, str, Callable[[], object]]] = [
-            ("export: CSV of visible rows", "write the shown rows to a file", t.action_export),
-            ("copy: row under the cursor", "to the clipboard (OSC 52)", t.action_copy),
-            (f"view: per-name {mode}", "toggle the summary", t.action_toggle_summary),
-            ("view: by source line", "GPU time and syncs (Python stacks)", t.action_toggle_lines),
-            ("filter: names", "substring; ! inverts", t.action_filter),
-            ("filter: minimum duration", "e.g. 10us", t.action_min_duration),
-        ]
-        if t.query_now.is_filtered or t.window_only:
-            out.append(("filter: clear", "show every event", t.action_clear))
-        for kind in cols.KINDS:
-            if kind != t.kind:
-                out.append((f"table: {cols.KIND_TITLES[kind]}", "switch the events table",
-                            partial(t.show_kind, kind)))  # fmt: skip
-        return out
-
-    async def discover(self) -> Hits:
-        for name, help_text, run in self._commands():
-            yield DiscoveryHit(name, run, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, help_text, run in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), run, help=help_text)

@@ -7,7 +7,7 @@ without touching the details; an empty section is hidden.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -15,10 +15,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from tuiperf.model.attribution import EventDetails
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.widgets.advice import AdvicePanel
+
+if TYPE_CHECKING:  # the details are built (model.attribution) on the first selection
+    from tuiperf.model.attribution import EventDetails
 
 
 class SidePanel(VerticalScroll, can_focus=True):
