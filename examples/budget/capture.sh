@@ -19,11 +19,7 @@ rm -rf "$W" && mkdir -p "$P"
 PROG=examples/budget/programs.py
 export PYTHONUNBUFFERED=1
 
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
-[ -x "$NSYS" ] || NSYS=$(find /opt /usr/local -name nsys -type f 2>/dev/null | head -1)
+. examples/nsys_env.sh
 REPORTS=cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,osrt_sum,cuda_gpu_mem_time_sum
 
 {

@@ -7,10 +7,7 @@ OUTDIR=${1:?usage: capture.sh OUTDIR}
 W=/tmp/callsites && rm -rf "$W" && mkdir -p "$W/pack"
 P=$W/pack
 export PYTHONUNBUFFERED=1
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+. examples/nsys_env.sh
 PROG=examples/callsites/train_gpu.py
 timeout 120 python3 $PROG --kineto "$W/kineto_callsites_gpu.json" > "$P/log_kineto.txt" 2>&1
 echo "kineto rc=$?"

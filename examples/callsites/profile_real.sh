@@ -5,10 +5,8 @@
 # usage (repository root, GPU machine, .debs carried): profile_real.sh OUTDIR
 set -u
 OUTDIR=${1:?usage: profile_real.sh OUTDIR}
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-export TUIPERF_NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+. examples/nsys_env.sh
+export TUIPERF_NSYS=$NSYS
 REPO=$PWD
 W=/tmp/prof_real && rm -rf "$W" && mkdir -p "$W" && cd "$W"
 run() { echo "\$ tuiperf profile $*"; PYTHONPATH=$REPO timeout 240 python3 -m tuiperf profile "$@"; echo "rc=$?"; }

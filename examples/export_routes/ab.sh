@@ -7,10 +7,7 @@ set -u
 OUTDIR=${1:?usage}; OLD=${2:?usage}; K=${3:-1000000}; REPEAT=${4:-5}
 W=/tmp/ab && rm -rf "$W" && mkdir -p "$W/pack"
 P=$W/pack
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+. examples/nsys_env.sh
 export TUIPERF_NSYS=$NSYS
 timeout 240 "$NSYS" profile -t cuda,nvtx,osrt -f true -o "$W/big" \
     python3 examples/export_routes/many_kernels.py --kernels "$K" > "$P/log_profile.txt" 2>&1

@@ -9,10 +9,7 @@ REPEAT=${3:-3}
 W=/tmp/routes && rm -rf "$W" && mkdir -p "$W/pack"
 P=$W/pack
 export PYTHONUNBUFFERED=1
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+. examples/nsys_env.sh
 export TUIPERF_NSYS=$NSYS
 { "$NSYS" --version; nproc; free -g | head -2; python3 -c 'import pyarrow, sys; print("python", sys.version.split()[0], "pyarrow", pyarrow.__version__)'; } > "$P/env.txt" 2>&1
 "$NSYS" export --help > "$P/export_help.txt" 2>&1

@@ -10,10 +10,7 @@ REPEAT=${3:-3}
 W=/tmp/routes2 && rm -rf "$W" && mkdir -p "$W/pack"
 P=$W/pack
 export PYTHONUNBUFFERED=1
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+. examples/nsys_env.sh
 TABLES='CUPTI_ACTIVITY_KIND_KERNEL,CUPTI_ACTIVITY_KIND_RUNTIME,CUPTI_ACTIVITY_KIND_MEMCPY,CUPTI_ACTIVITY_KIND_MEMSET,CUPTI_ACTIVITY_KIND_GRAPH_TRACE,CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,NVTX_EVENTS,OSRT_API,PROFILER_OVERHEAD,CUDA_GPU_MEMORY_USAGE_EVENTS,StringIds,ThreadNames,PROCESSES,TARGET_INFO_GPU,TARGET_INFO_CUDA_STREAM,ENUM_.*,META_DATA_.*,ANALYSIS_DETAILS,DIAGNOSTIC_EVENT'
 t=$SECONDS
 timeout 300 "$NSYS" profile -t cuda,nvtx,osrt -f true \

@@ -20,11 +20,7 @@ rm -rf "$W" && mkdir -p "$P" "$S"
 PROG=examples/graphs/programs.py
 export PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor_cache
 
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
-[ -x "$NSYS" ] || NSYS=$(find /opt /usr/local -name nsys -type f 2>/dev/null | head -1)
+. examples/nsys_env.sh
 NCU=$(command -v ncu || find /opt /usr/local -name ncu -type f 2>/dev/null | head -1)
 NCUPY=$(find / -name ncu_report.py -not -path '*/proc/*' 2>/dev/null | head -1)
 

@@ -8,10 +8,7 @@ OUTDIR=${1:?usage: capture.sh OUTDIR}
 W=/tmp/ranks && rm -rf "$W" && mkdir -p "$W/pack"
 P=$W/pack
 export PYTHONUNBUFFERED=1
-mkdir -p /tmp/dw && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dw; done
-LD_LIBRARY_PATH=$(dirname "$(find /tmp/dw -name 'libdw.so.1' | head -1)")
-export LD_LIBRARY_PATH
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+. examples/nsys_env.sh
 PROG=examples/ranks/train_ranks.py
 for n in 2 4; do
     t=$SECONDS
