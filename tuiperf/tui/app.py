@@ -62,6 +62,15 @@ class AsciiScrollBarRender(ScrollBarRender):
     HORIZONTAL_BARS: ClassVar[list[str]] = [" "] * 8
 
 
+def ascii_scrollbars(on: bool) -> None:
+    """--ascii: Textual's scrollbars draw block glyphs (▁▅▇) of their own; plain ones while
+    an app runs (on), Textual's again when it ends (off)."""
+    if on:
+        ScrollBar.renderer = AsciiScrollBarRender
+    elif ScrollBar.renderer is AsciiScrollBarRender:
+        ScrollBar.renderer = ScrollBarRender
+
+
 class LoadCancelled(Exception):
     """Raised inside the loader when the user pressed Esc."""
 
@@ -130,15 +139,13 @@ class TuiperfApp(App[int]):
     def on_mount(self) -> None:
         if self.ascii_only:
             self.screen.add_class("-ascii")
-            # scrollbars draw block glyphs (▁▅▇) of their own: ASCII ones while this app runs
-            ScrollBar.renderer = AsciiScrollBarRender
+            ascii_scrollbars(True)
         self.query_one(ReportHeader).show_loading(self.report_name, PHASES[0])
         self.query_one("#loading").focus()
         self.load()
 
     def on_unmount(self) -> None:
-        if ScrollBar.renderer is AsciiScrollBarRender:
-            ScrollBar.renderer = ScrollBarRender
+        ascii_scrollbars(False)
 
     def get_key_display(self, binding: Binding) -> str:
         text = super().get_key_display(binding)

@@ -24,7 +24,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Footer, Static
 from textual.worker import WorkerFailed
 
@@ -37,7 +36,7 @@ from tuiperf.model.lanes import build_lanes
 from tuiperf.model.timeline_state import Row
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings, for_scope
-from tuiperf.tui.app import AsciiScrollBarRender
+from tuiperf.tui.app import ascii_scrollbars
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.screens.help import HelpScreen
@@ -353,13 +352,11 @@ class DiffApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        if self.ascii_only:  # scrollbars of plain spaces, as in the viewer
-            ScrollBar.renderer = AsciiScrollBarRender
+        ascii_scrollbars(self.ascii_only)  # scrollbars of plain spaces, as in the viewer
         self.load()
 
     def on_unmount(self) -> None:
-        if ScrollBar.renderer is AsciiScrollBarRender:
-            ScrollBar.renderer = ScrollBarRender
+        ascii_scrollbars(False)
 
     def get_key_display(self, binding: Binding) -> str:
         text = super().get_key_display(binding)
