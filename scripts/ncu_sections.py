@@ -18,7 +18,6 @@ tests/data/ncu/lstm_basic.ncu-rep.xz, tests/data/ncu_api/small_2025_3_1.ncu-rep.
 from __future__ import annotations
 
 import json
-import lzma
 import sys
 import tempfile
 from pathlib import Path
@@ -27,17 +26,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tuiperf.load.ncu_rep import actions, open_context  # noqa: E402
+from ncu_labels import _open  # noqa: E402  (scripts/ is the script's own folder)
+
+from tuiperf.load.ncu_rep import actions  # noqa: E402
 
 OUT = REPO / "tuiperf" / "load" / "ncu_sections.json"
-
-
-def _open(path: Path, tmp: Path) -> Any:
-    if path.suffix == ".xz":
-        plain = tmp / path.stem
-        plain.write_bytes(lzma.decompress(path.read_bytes()))
-        path = plain
-    return open_context(path)
 
 
 def _items(metrics: Any) -> list[list[str]]:
