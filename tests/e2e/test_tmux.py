@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -149,3 +150,43 @@ def test_ascii_mode_scrollbars_and_maximised_timeline(terminal):
     screen = term.wait_for("14-186 ms", "/col")
     term.keys("q")
     assert term.exit_status() == "0"
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
+@pytest.mark.parametrize("quit_early", [False, True], ids=["opens", "quit-while-exporting"])
+def test_nsys_rep_exports_with_progress_once(terminal, tmp_path: Path, quit_early: bool):
+    """`tuiperf run.nsys-rep`: nsys (the stand-in of tests/unit) starts before the viewer is
+    imported, its progress is on screen, one export is made and removed once read; a user
+    who quits meanwhile stops it, and nothing is left behind."""
+    from tests.conftest import NSYS_DATA
+    from tests.unit.test_nsys_rep import STANDIN
+
+    reports, exports = tmp_path / "reports", tmp_path / "exports"
+    reports.mkdir()
+    shutil.copy(NSYS_DATA / "cnn_osrt.nsys-rep", reports)
+    shutil.copytree(
+        nsys_report("cnn_osrt").parent / "cnn_osrt_arrowdir", exports / "cnn_osrt_arrowdir"
+    )
+    log = tmp_path / "calls.jsonl"
+    env = {
+        "TUIPERF_NSYS": str(STANDIN),
+        "STANDIN_EXPORTS": str(exports),
+        "STANDIN_ARGV_LOG": str(log),
+        "STANDIN_SECONDS": "30" if quit_early else "2",
+    }
+    term = terminal(str(reports / "cnn_osrt.nsys-rep"), env=env)
+    term.wait_for("nsys export → arrowdir", "34,684 events")
+    if quit_early:
+        term.keys("q")
+    else:
+        term.wait_for("stream 7 kernels", "Events · Kernels (")
+        term.keys("q")
+    assert term.exit_status() == "0", term.screen()
+    calls = log.read_text().splitlines()
+    assert len(calls) == 1, calls
+    pid = json.loads(calls[0])["pid"]
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    cache = tmp_path / "cache"
+    assert not (cache / "exports").exists() or not any((cache / "exports").iterdir())
+    entries = [d for d in cache.iterdir() if d.name != "exports"]
+    assert len(entries) == (0 if quit_early else 1), entries

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.commands.base import (
+    Command,
+    add_cache_args,
+    end_progress,
+    export_ahead,
+    open_options,
+)
 from tuiperf.errors import UsageError
 
 if TYPE_CHECKING:
@@ -114,6 +120,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Trace | None, KernelMetrics | Non
 
 
 def run(args: argparse.Namespace) -> int:
+    export_ahead(args, args.report_path)  # while the analysis is imported
     from tuiperf.analysis.engine import analyze
     from tuiperf.analysis.findings import Severity
     from tuiperf.analysis.render import json_result, print_text, write_markdown

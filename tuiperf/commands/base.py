@@ -49,13 +49,27 @@ def progress_printer(args: argparse.Namespace) -> Callable[[Progress], None] | N
     return say
 
 
+def _use_cache(args: argparse.Namespace) -> bool:
+    return not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE")
+
+
+def export_ahead(args: argparse.Namespace, path: Path | None) -> None:
+    """Start `nsys export` of a `.nsys-rep` now, before the command's own imports (pyarrow,
+    the viewer's Textual), so that they happen while nsys works; `open_options` hands it
+    to the loader. Nothing starts for other reports or when the cache has it."""
+    from tuiperf.load.nsys_rep import export_ahead as start
+
+    args.export_ahead = start(path, args.cache_dir, _use_cache(args)) if path else None
+
+
 def open_options(args: argparse.Namespace) -> OpenOptions:
     from tuiperf.load.open import OpenOptions
 
     return OpenOptions(
         cache_dir=args.cache_dir,
-        use_cache=not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE"),
+        use_cache=_use_cache(args),
         progress=progress_printer(args),
+        ahead=getattr(args, "export_ahead", None),
     )
 
 

@@ -12,7 +12,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.commands.base import (
+    Command,
+    add_cache_args,
+    end_progress,
+    export_ahead,
+    open_options,
+)
 from tuiperf.errors import UsageError
 from tuiperf.export import write_file
 from tuiperf.model.kinds import KINDS
@@ -177,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "parquet" and (args.output is None or str(args.output) == "-"):
         raise UsageError("parquet is binary: pass -o FILE")
     build_query(args)  # bad arguments fail before the report is read
+    export_ahead(args, args.report_path)
     trace = open_trace(args.report_path, open_options(args))
     end_progress(args)
     table = export_table(args, trace)

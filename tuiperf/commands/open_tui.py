@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from tuiperf.bundled import sample_path
-from tuiperf.commands.base import add_cache_args, has_terminal, open_options, timeline_and_ncu
+from tuiperf.commands.base import (
+    add_cache_args,
+    export_ahead,
+    has_terminal,
+    open_options,
+    timeline_and_ncu,
+)
 from tuiperf.errors import UsageError
 
 
@@ -54,6 +60,7 @@ def run_open(argv: list[str]) -> int:
     path, args.ncu_path = split_reports(path, None if args.ncu_baseline else args.second_path)
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
+    export_ahead(args, path)  # a .nsys-rep: nsys works while Textual is imported
     from tuiperf.tui.app import run_app
 
     return run_app(path, args, open_options(args))

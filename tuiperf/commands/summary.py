@@ -13,6 +13,7 @@ from tuiperf.commands.base import (
     add_cache_args,
     add_second_report,
     end_progress,
+    export_ahead,
     open_options,
     timeline_and_ncu,
 )
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if stored is not None:
         table, empty, source = stored, stored.empty, stored.source
     else:
+        export_ahead(args, path)  # a .nsys-rep: nsys works while the summaries are imported
         table, empty, source, note = _computed(args, path, ncu, name)
     end_progress(args)
     _write(args, name, table, empty, source, note)

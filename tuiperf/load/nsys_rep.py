@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shlex
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tuiperf.errors import BadReportError, MissingToolError
+from tuiperf.errors import BadReportError, MissingToolError, TuiperfError
+from tuiperf.load import detect as det
+from tuiperf.load.cache_key import MANIFEST, CacheKey, default_root
 from tuiperf.load.progress import OnProgress, Progress
 
 
@@ -110,44 +113,6 @@ def _pump(stream: IO[bytes], run: _Run) -> None:
         run.feed(chunk)
 
 
-def _report_progress(run: _Run, kind: str, started: float, size: int, say: OnProgress) -> None:
-    detail = f"{time.monotonic() - started:.0f} s, report {size / 2**20:.0f} MiB"
-    if run.percent >= 0:
-        detail = f"{run.events:,} events, {detail}"
-    phase = f"nsys export → {kind}"
-    say(Progress(phase, max(run.percent, 0), 100 if run.percent >= 0 else 0, detail))
-
-
-def _export(cmd: list[str], kind: str, report: Path, say: OnProgress) -> tuple[int, str]:
-    """Run one `nsys export`, reporting its own progress (or the time so far) twice a
-    second; the exit status and what it printed."""
-    size = report.stat().st_size
-    started = time.monotonic()
-    run = _Run()
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-    )
-    assert proc.stdout is not None
-    reader = threading.Thread(target=_pump, args=(proc.stdout, run), daemon=True)
-    reader.start()
-    try:
-        while True:
-            _report_progress(run, kind, started, size, say)
-            try:
-                proc.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        reader.join(timeout=5)
-        proc.stdout.close()
-    return proc.returncode, run.text()
-
-
 def _command(nsys: str, kind: str, out: Path, report: Path) -> list[str]:
     # --include-json: Python backtraces (NVTX payloads) reach the export only with it;
     # measured on a 1.1M-kernel report, it costs nothing noticeable (bench/routes.md)
@@ -155,33 +120,130 @@ def _command(nsys: str, kind: str, out: Path, report: Path) -> list[str]:
     return [*cmd, "--include-json=true", "-o", str(out), str(report)]
 
 
-def run_export(report: Path, workdir: Path, progress: OnProgress) -> Path:
-    """Export `report` into a new folder under `workdir`; returns the export's path.
+class Export:
+    """One `nsys export` of `report` into a new folder under `workdir`, running from the
+    moment this is made; `wait` passes its progress on and returns the export's path.
 
     Arrow IPC files first (the fastest route measured, bench/routes.md); an nsys too old
-    to know that type is asked for SQLite instead."""
-    nsys = find_nsys()
-    if nsys is None:
-        raise missing_nsys(report)
-    workdir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
+    to know that type is asked for SQLite instead. Whatever happens, nothing is left
+    behind: `cancel` (also run at exit) stops nsys and removes the folder, and the caller
+    removes it (`folder`) once it has read the export."""
+
+    def __init__(self, report: Path, workdir: Path) -> None:
+        nsys = find_nsys()
+        if nsys is None:
+            raise missing_nsys(report)
+        self.report, self.nsys = report, nsys
+        self.size = report.stat().st_size
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.folder = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
+        self._proc: subprocess.Popen[bytes] | None = None
+        atexit.register(self.cancel)
+        self._start("arrowdir")
+
+    def _start(self, kind: str) -> None:
+        self.kind = kind
+        self.out = self.folder / ("export" if kind == "arrowdir" else "export.sqlite")
+        self._run = _Run()
+        self._began = time.monotonic()
+        try:
+            self._proc = subprocess.Popen(
+                _command(self.nsys, kind, self.out, self.report),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        except OSError as e:
+            self.cancel()
+            raise MissingToolError(f"{self.nsys}: cannot run ({e.strerror or e})") from e
+        assert self._proc.stdout is not None
+        self._reader = threading.Thread(
+            target=_pump, args=(self._proc.stdout, self._run), daemon=True
+        )
+        self._reader.start()
+
+    def wait(self, say: OnProgress) -> Path:
+        """The export's path once nsys is done, reporting its own progress (or the time so
+        far) twice a second."""
+        try:
+            while True:
+                rc, text = self._finish(say)
+                if rc == 0 and self.out.exists():
+                    return self.out
+                if self.kind == "arrowdir" and rc > 0 and _TYPE_REJECTED.search(text):
+                    shutil.rmtree(self.out, ignore_errors=True)
+                    self._start("sqlite")
+                    continue
+                raise BadReportError(f"{self.report}: nsys export failed: {_why(rc, text)}")
+        except BaseException:
+            self.cancel()
+            raise
+
+    def _finish(self, say: OnProgress) -> tuple[int, str]:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        try:
+            while True:
+                self._report(say)
+                try:
+                    proc.wait(timeout=0.5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        except BaseException:
+            self.cancel()  # nsys stopped first, so that the reader sees the end of its output
+            raise
+        finally:
+            self._reader.join(timeout=5)
+            proc.stdout.close()
+        return proc.returncode, self._run.text()
+
+    def _report(self, say: OnProgress) -> None:
+        run = self._run
+        detail = f"{time.monotonic() - self._began:.0f} s, report {self.size / 2**20:.0f} MiB"
+        if run.percent >= 0:
+            detail = f"{run.events:,} events, {detail}"
+        phase = f"nsys export → {self.kind}"
+        say(Progress(phase, max(run.percent, 0), 100 if run.percent >= 0 else 0, detail))
+
+    def cancel(self) -> None:
+        """Stop nsys if it still runs and remove its folder (again: nothing happens)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def run_export(report: Path, workdir: Path, progress: OnProgress) -> Path:
+    """Export `report` into a new folder under `workdir` now; returns the export's path."""
+    return Export(report, workdir).wait(progress)
+
+
+def export_root(cache_dir: Path | None, use_cache: bool) -> Path:
+    """Where exports are made: beside the cache entries (same file system), else in the
+    temporary folder."""
+    if use_cache:
+        return (cache_dir or default_root()) / "exports"
+    return Path(tempfile.gettempdir()) / "exports"
+
+
+def export_ahead(report: Path, cache_dir: Path | None, use_cache: bool) -> Export | None:
+    """Start the export a `.nsys-rep` will need before the caller imports what it needs
+    (the viewer: ~0.5 s), so that both happen at once; None when it will not need one (an
+    export beside it, a cache entry) or cannot start one now (the loader then says why)."""
     try:
-        for kind in ("arrowdir", "sqlite"):
-            out = tmp / ("export" if kind == "arrowdir" else "export.sqlite")
-            rc, text = _export(_command(nsys, kind, out, report), kind, report, progress)
-            if rc == 0 and out.exists():
-                return out
-            if kind == "arrowdir" and rc > 0 and _TYPE_REJECTED.search(text):
-                shutil.rmtree(out, ignore_errors=True)
-                continue
-            raise BadReportError(f"{report}: nsys export failed: {_why(rc, text)}")
-    except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise MissingToolError(f"{nsys}: cannot run ({e.strerror or e})") from e
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    raise AssertionError("unreachable")  # pragma: no cover
+        if det.detect(report) != det.NSYS_REP or find_nsys() is None:
+            return None
+        if sibling_export(report) is not None:
+            return None
+        if use_cache:
+            key = CacheKey.for_source(report, det.NSYS_REP)
+            if ((cache_dir or default_root()) / key.dirname / MANIFEST).exists():
+                return None
+        return Export(report, export_root(cache_dir, use_cache))
+    except (OSError, TuiperfError):
+        return None
 
 
 def _why(rc: int, text: str) -> str:

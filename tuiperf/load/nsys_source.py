@@ -379,8 +379,22 @@ class DirSource:
 
     def _schema(self, table: str) -> pa.Schema:
         if table not in self._schemas:
-            self._schemas[table] = self._open(table, None).schema
+            self._schemas[table] = self._read_schema(table)
         return self._schemas[table]
+
+    def _read_schema(self, table: str) -> pa.Schema:
+        # the schema alone: `Schema.empty_table` would import pandas (~0.3 s) when installed
+        path = self._files[table]
+        with _arrow_file(path):
+            if self.suffix == ".parquet":
+                import pyarrow.parquet as pq
+
+                schema = pq.read_schema(path)
+            else:
+                with pa.memory_map(str(path)) as source:
+                    schema = ipc.open_stream(source).schema
+            _ = schema.names
+            return schema
 
     def columns(self, table: str) -> list[str]:
         return list(self._schema(table).names)
@@ -402,22 +416,16 @@ class DirSource:
                 return int(pq.read_metadata(path).num_rows)
             return int(ipc.open_stream(pa.memory_map(str(path))).read_all().num_rows)
 
-    def _open(self, table: str, columns: list[str] | None) -> pa.Table:
+    def _open(self, table: str, columns: list[str]) -> pa.Table:
         path = self._files[table]
         with _arrow_file(path):
             if self.suffix == ".parquet":
                 import pyarrow.parquet as pq
 
-                if columns is None:
-                    t = pq.read_schema(path).empty_table()
-                else:
-                    t = pq.read_table(path, columns=columns)
+                t = pq.read_table(path, columns=columns)
             else:
                 # no context manager: the returned buffers still point into the map
-                reader = ipc.open_stream(pa.memory_map(str(path)))
-                t = reader.schema.empty_table() if columns is None else reader.read_all()
-                if columns is not None:
-                    t = t.select(columns)
+                t = ipc.open_stream(pa.memory_map(str(path))).read_all().select(columns)
             # neither reader checks offsets against their buffers, nor text and names for
             # UTF-8 (names are decoded when first asked for): a damaged file would fail
             # later, anywhere

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError, UsageError
 from tuiperf.load import detect as det
+from tuiperf.load import nsys_rep
 from tuiperf.load.cache import Cache, CacheKey, read_ipc
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import Trace, TraceMeta
@@ -37,6 +38,9 @@ class OpenOptions:
     progress: OnProgress | None = None
     #: convert detail columns (grid, block, registers, ...) on first use, not up front
     defer_details: bool = True
+    #: the export of the `.nsys-rep` being opened, started early by the caller
+    #: (nsys_rep.export_ahead); used when it is of that report, else stopped
+    ahead: nsys_rep.Export | None = None
 
     def say(self, step: Progress) -> None:
         if self.progress is not None:
@@ -111,7 +115,11 @@ def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
     if kind == det.TUIPERF_DIR:
         return load_converted(path)
     if kind == det.NSYS_REP:
-        return _open_rep(path, opts)
+        try:
+            return _open_rep(path, opts)
+        finally:
+            if opts.ahead is not None:  # not needed after all (a cache entry), or done
+                opts.ahead.cancel()
     if kind == det.KINETO:
         build = _guarded(_build_kineto)
         return _through_cache(path, kind, opts, lambda sink: build(path, kind, opts, sink))
@@ -189,8 +197,6 @@ def _unchanged_since(path: Path, kind: str, key: CacheKey) -> None:
 
 
 def _open_rep(path: Path, opts: OpenOptions) -> Trace:
-    from tuiperf.load import nsys_rep
-
     sibling = nsys_rep.sibling_export(path)
     if sibling is not None:
         opts.say(Progress("using the export beside the report", detail=sibling.name))
@@ -200,9 +206,12 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
         opts.say(Progress("not using an older export", detail=note))
 
     def build(sink: Sink) -> TraceMeta:
-        root = (Cache(opts.cache_dir).root if opts.use_cache else Path(_tmp_root())) / "exports"
         try:
-            export = nsys_rep.run_export(path, root, opts.say)
+            job = opts.ahead
+            if job is None or job.report.resolve() != path.resolve():
+                job = nsys_rep.Export(path, nsys_rep.export_root(opts.cache_dir, opts.use_cache))
+            _import_converter()  # while nsys works
+            export = job.wait(opts.say)
         except MissingToolError as e:
             if stale:  # the export the user may have meant to use is there: say why not
                 raise MissingToolError(f"{e}; {stale[0]}") from e
@@ -219,10 +228,12 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
     return _through_cache(path, det.NSYS_REP, opts, build)
 
 
-def _tmp_root() -> str:
-    import tempfile
+def _import_converter() -> None:
+    """What converting an export imports: the readers, and the pandas that pyarrow's
+    `to_numpy` imports when it is installed (~0.3 s, bench/routes.md)."""
+    from tuiperf.load import nsys_meta, nsys_source, nsys_tables  # noqa: F401
 
-    return tempfile.gettempdir()
+    pa.array([0]).to_numpy()
 
 
 def load_converted(path: Path) -> Trace:
