@@ -42,6 +42,22 @@ def test_view_equals_pyarrow_to_numpy(arr: pa.Array | pa.ChunkedArray) -> None:
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize(
+    "arr",
+    [
+        pa.array([3, None, 5, None, 7, 8, 9, None, 1, 2], type=pa.int32()),
+        pa.array([3, None, 5, None, 7, 8, 9, None, 1, 2], type=pa.int8()).slice(3, 6),
+        pa.array([None] * 9 + [4], type=pa.int64()).slice(1),
+        pa.array([1, 2, 3], type=pa.int16()),
+    ],
+)
+def test_filled_equals_fill_null(arr: pa.Array) -> None:
+    want = arr.fill_null(-1).to_numpy()
+    got = arrays.filled(arr, -1)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 def test_view_of_a_plain_column_is_zero_copy() -> None:
     arr = pa.array(np.arange(100, dtype=np.int64)).slice(10, 20)
     got = arrays.view(arr)
@@ -68,7 +84,9 @@ def test_cached_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_pat
         f"opts = OpenOptions(cache_dir=Path({str(tmp_path)!r}))\n"
         f"trace = open_trace(Path({str(report)!r}), opts)\n"
         "assert trace.meta.from_cache == (sys.argv[1] == 'again'), trace.meta\n"
-        "build_lanes(trace)\n"
+        "lanes = build_lanes(trace)\n"
+        "for lane in lanes.lanes:  # the names a first frame's wide boxes show\n"
+        "    lane.names.names(lane.iv.rows[:1])\n"
         "print('pandas' in sys.modules)\n"
     )
     for run in ("first", "again"):  # the first run writes the cache entry and lane index

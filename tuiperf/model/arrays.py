@@ -28,6 +28,19 @@ def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return out
 
 
+def filled(arr: pa.Array, fill: int) -> np.ndarray:
+    """An integer array as numpy, its nulls replaced by `fill`, read from its buffers
+    (`fill_null` builds a `pa.scalar`, which imports pandas too; see `view`)."""
+    if not arr.null_count:
+        return view(arr)
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    validity, data = arr.buffers()[0], arr.buffers()[1]
+    out = np.frombuffer(data, dtype, len(arr), arr.offset * dtype.itemsize).copy()
+    valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")
+    out[valid[arr.offset : arr.offset + len(arr)] == 0] = fill
+    return out
+
+
 def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:
     """Column `name` as int64, nulls replaced by `fill`."""
     if table.num_rows == 0:

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model import lane_cache
+from tuiperf.model.arrays import filled
 from tuiperf.model.trace import Trace
 
 Progress = Callable[[str, float], None]
@@ -195,7 +196,7 @@ class NameColumn:
         arr = pa.chunked_array(col.chunks, type=col.type).unify_dictionaries()
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
         self._names = [("" if s is None else str(s)) for s in arr.dictionary.to_pylist()]
-        self._codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        self._codes = filled(arr.indices, -1)  # no pandas import on a first frame
 
     def warm(self) -> None:
         if self._codes is None:
