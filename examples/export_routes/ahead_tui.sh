@@ -1,6 +1,8 @@
 #!/bin/bash
-# Issue 20.1: the viewer's first screen of a fresh ~1.1M-kernel .nsys-rep (ahead_tui.py) and
-# the summary A/B of ahead.sh again. usage: ahead_tui.sh OUTDIR OLD_TREE [KERNELS] [ROUNDS]
+# Issue 20.1: the viewer's first screen of a fresh ~1.1M-kernel .nsys-rep (ahead_tui.py),
+# this tree against OLD_TREE. The GPU machine has no Textual: carry its wheels in .whl/
+# (textual, rich, mdit-py-plugins, platformdirs; see the device README) with .debs/.
+# usage (repository root, GPU machine): ahead_tui.sh OUTDIR OLD_TREE [KERNELS] [ROUNDS]
 set -u
 OUTDIR=${1:?usage}; OLD=${2:?usage}; K=${3:-1000000}; ROUNDS=${4:-5}
 W=/tmp/ahead_tui && rm -rf "$W" && mkdir -p "$W" "$OUTDIR"
