@@ -181,3 +181,18 @@ def test_starting_ahead_imports_no_pyarrow(work: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == ["[]", "export"]
     assert _exports_empty(cache)
+
+
+def test_a_second_open_with_the_same_options_exports_again(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export started ahead serves one open; the cache gone, the next one runs nsys."""
+    for k, v in _env(work).items():
+        monkeypatch.setenv(k, v)
+    rep, cache = work / "reports" / "cnn_osrt.nsys-rep", work / "c"
+    opts = OpenOptions(cache_dir=cache, ahead=nsys_rep.export_ahead(rep, cache, True))
+    first = open_trace(rep, opts)
+    shutil.rmtree(cache)
+    again = open_trace(rep, opts)
+    assert again.tables["kernels"].num_rows == first.tables["kernels"].num_rows
+    assert len(_calls(work)) == 2 and _exports_empty(cache)

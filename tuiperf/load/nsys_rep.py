@@ -138,6 +138,8 @@ class Export:
         workdir.mkdir(parents=True, exist_ok=True)
         self.folder = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
         self._proc: subprocess.Popen[bytes] | None = None
+        #: stopped or read already: a later open starts another export
+        self.cancelled = False
         atexit.register(self.cancel)
         self._start("arrowdir")
 
@@ -208,6 +210,7 @@ class Export:
 
     def cancel(self) -> None:
         """Stop nsys if it still runs and remove its folder (again: nothing happens)."""
+        self.cancelled = True
         proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.kill()

@@ -208,7 +208,7 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
     def build(sink: Sink) -> TraceMeta:
         try:
             job = opts.ahead
-            if job is None or job.report.resolve() != path.resolve():
+            if job is None or job.cancelled or job.report.resolve() != path.resolve():
                 job = nsys_rep.Export(path, nsys_rep.export_root(opts.cache_dir, opts.use_cache))
             _import_converter()  # while nsys works
             export = job.wait(opts.say)
