@@ -49,16 +49,14 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
         a, b = lane["at"], lane["at"] + lane["n"]
         starts, ends = ev["starts"][a:b], ev["ends"][a:b]
         if lane["union_n"] < 0:  # disjoint: the union is the events, aux their prefix sums
-            prefix = np.concatenate(([0], ev["aux"][a:b]))
             out[tuple(lane["key"])] = Intervals.restored(
-                starts, ends, ev["rows"][a:b], ends, starts, ends, prefix
+                starts, ends, ev["rows"][a:b], ends, starts, ends, ev["aux"][a:b]
             )
         else:
             u0, u1 = lane["union_at"], lane["union_at"] + lane["union_n"]
-            prefix = np.concatenate(([0], un["prefix"][u0:u1]))
             out[tuple(lane["key"])] = Intervals.restored(
                 starts, ends, ev["rows"][a:b], ev["aux"][a:b],
-                un["u_start"][u0:u1], un["u_end"][u0:u1], prefix,
+                un["u_start"][u0:u1], un["u_end"][u0:u1], un["prefix"][u0:u1],
             )  # fmt: skip
     return out
 
@@ -74,11 +72,11 @@ def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tup
     for k, iv in split.items():
         disjoint = iv.u_start is iv.starts
         lane = {"key": list(k), "at": at, "n": len(iv), "union_at": union_at, "union_n": -1}
-        aux = iv.prefix[1:] if disjoint else iv.max_end
+        aux = iv.done if disjoint else iv.max_end
         ev_parts.append((iv.rows, iv.starts, iv.ends, aux))
         if not disjoint:
             lane["union_n"] = len(iv.u_start)
-            un_parts.append((iv.u_start, iv.u_end, iv.prefix[1:]))
+            un_parts.append((iv.u_start, iv.u_end, iv.done))
             union_at += len(iv.u_start)
         lanes.append(lane)
         at += len(iv)

@@ -58,19 +58,18 @@ class Intervals:
         else:
             self.max_end = np.maximum.accumulate(ends)
             self.u_start, self.u_end = _union(starts, self.max_end)
-        prefix = np.empty(len(self.u_start) + 1, dtype=np.int64)
-        prefix[0] = 0
-        np.cumsum(self.u_end - self.u_start, out=prefix[1:])
-        self.prefix = prefix
+        #: busy ns up to the end of each union interval (inclusive running sums)
+        self.done = np.cumsum(self.u_end - self.u_start)
 
     @classmethod
     def restored(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,
                  max_end: np.ndarray, u_start: np.ndarray, u_end: np.ndarray,
-                 prefix: np.ndarray) -> Intervals:  # fmt: skip
-        """Intervals from arrays computed earlier (the cache's lane index), as they are."""
+                 done: np.ndarray) -> Intervals:  # fmt: skip
+        """Intervals from arrays computed earlier (the cache's lane index), as they are:
+        memory-mapped views, no copy (a copy would read every page of a 20M-event lane)."""
         self = cls.__new__(cls)
         self.starts, self.ends, self.rows, self.max_end = starts, ends, rows, max_end
-        self.u_start, self.u_end, self.prefix = u_start, u_end, prefix
+        self.u_start, self.u_end, self.done = u_start, u_end, done
         return self
 
     def __len__(self) -> int:
@@ -78,16 +77,17 @@ class Intervals:
 
     @property
     def busy_total(self) -> int:
-        return int(self.prefix[-1])
+        return int(self.done[-1]) if len(self.done) else 0
 
     def busy_before(self, t: np.ndarray) -> np.ndarray:
         """Busy ns in (-inf, t) for each t (int64 array)."""
-        j = np.searchsorted(self.u_start, t, side="right") - 1
-        jj = np.maximum(j, 0)
         if len(self.u_start) == 0:
             return np.zeros(len(t), dtype=np.int64)
-        part = np.clip(t - self.u_start[jj], 0, self.u_end[jj] - self.u_start[jj])
-        return np.where(j >= 0, self.prefix[jj] + part, 0)
+        j = np.searchsorted(self.u_start, t, side="right") - 1
+        jj = np.maximum(j, 0)
+        length = self.u_end[jj] - self.u_start[jj]
+        part = np.clip(t - self.u_start[jj], 0, length)
+        return np.where(j >= 0, self.done[jj] - length + part, 0)
 
     def busy(self, edges: np.ndarray) -> np.ndarray:
         """Fraction of each column [edges[i], edges[i+1]) covered by some event."""
@@ -291,7 +291,7 @@ class LaneSet:
         step = 4096 // 8
         for lane in self.lanes:
             iv = lane.iv
-            for arr in (iv.starts, iv.ends, iv.rows, iv.max_end, iv.u_start, iv.u_end, iv.prefix):
+            for arr in (iv.starts, iv.ends, iv.rows, iv.max_end, iv.u_start, iv.u_end, iv.done):
                 if len(arr):
                     int(arr[::step].sum())
 
