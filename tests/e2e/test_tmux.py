@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import nsys_report
+from tests.conftest import NSYS_DATA, nsys_report
 
 TMUX = shutil.which("tmux")
 SCRIPT = Path(sys.executable).parent / "tuiperf"
+#: the stand-in for nsys that tests/unit/test_nsys_rep.py describes
+STANDIN = Path(__file__).parents[1] / "unit" / "standin" / "nsys"
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install tmux)")
 
@@ -158,9 +160,6 @@ def test_nsys_rep_exports_with_progress_once(terminal, tmp_path: Path, quit_earl
     """`tuiperf run.nsys-rep`: nsys (the stand-in of tests/unit) starts before the viewer is
     imported, its progress is on screen, one export is made and removed once read; a user
     who quits meanwhile stops it, and nothing is left behind."""
-    from tests.conftest import NSYS_DATA
-    from tests.unit.test_nsys_rep import STANDIN
-
     reports, exports = tmp_path / "reports", tmp_path / "exports"
     reports.mkdir()
     shutil.copy(NSYS_DATA / "cnn_osrt.nsys-rep", reports)
