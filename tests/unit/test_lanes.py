@@ -166,7 +166,7 @@ def test_unsorted_and_reversed_input_is_repaired():
 
 def _lane_arrays(trace: Trace) -> dict[str, list[np.ndarray]]:
     ls = build_lanes(trace)
-    fields = ("starts", "ends", "rows", "max_end", "u_start", "u_end", "done")
+    fields = ("starts", "ends", "rows", "max_end", "u_start", "u_end", "cum_busy")
     return {lane.key: [getattr(lane.iv, f) for f in fields] for lane in ls.lanes}
 
 

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def _env(work: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def _calls(work: Path) -> list[dict[str, object]]:
+def _calls(work: Path) -> list[dict[str, Any]]:
     log = work / "calls.jsonl"
     return [json.loads(ln) for ln in log.read_text().splitlines()] if log.exists() else []
 
@@ -99,7 +100,8 @@ def test_not_started_for_other_reports(
     assert nsys_rep.export_ahead(rep, tmp_path, True) is None
     # no nsys: nothing starts here, the loader says what to do
     monkeypatch.setenv("TUIPERF_NSYS", str(tmp_path / "no-such-nsys"))
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     shutil.rmtree(beside)
     assert nsys_rep.export_ahead(rep, tmp_path, True) is None
     assert _calls(work) == []
@@ -114,8 +116,10 @@ def test_unused_export_is_stopped_and_removed(work: Path, monkeypatch: pytest.Mo
     assert run_cli("info", str(rep), "--cache-dir", str(cache)).returncode == 0
     monkeypatch.setenv("STANDIN_SECONDS", "60")
     job = nsys_rep.Export(rep, nsys_rep.export_root(cache, True))
+    _wait_for(lambda: len(_calls(work)) == 2)  # running: the stand-in has logged its call
+    pid = int(_calls(work)[1]["pid"])
+    assert _alive(pid)
     open_trace(rep, OpenOptions(cache_dir=cache, ahead=job))
-    pid = int(str(_calls(work)[-1]["pid"]))
     assert not _alive(pid) and not job.folder.exists() and _exports_empty(cache)
 
 
@@ -196,3 +200,34 @@ def test_a_second_open_with_the_same_options_exports_again(
     again = open_trace(rep, opts)
     assert again.tables["kernels"].num_rows == first.tables["kernels"].num_rows
     assert len(_calls(work)) == 2 and _exports_empty(cache)
+
+
+def test_started_ahead_then_sqlite_when_nsys_has_no_arrowdir(
+    work: Path, nsys_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older nsys refuses arrowdir: the export started ahead falls back to SQLite."""
+    shutil.copy(nsys_dir / "cnn_osrt.sqlite", work / "exports" / "cnn_osrt.sqlite")
+    for k, v in _env(work, STANDIN_NO_ARROWDIR="1").items():
+        monkeypatch.setenv(k, v)
+    rep, cache = work / "reports" / "cnn_osrt.nsys-rep", work / "c"
+    job = nsys_rep.export_ahead(rep, cache, True)
+    trace = open_trace(rep, OpenOptions(cache_dir=cache, ahead=job))
+    assert trace.tables["kernels"].num_rows > 0
+    kinds = [c["argv"][c["argv"].index("--type") + 1] for c in _calls(work)]
+    assert kinds == ["arrowdir", "sqlite"]
+    assert _exports_empty(cache) and cache_is_clean(cache)
+
+
+def test_a_dead_process_export_folder_is_swept(work: Path) -> None:
+    """A tuiperf killed outright (SIGKILL) leaves its export folder: the next conversion
+    into that cache removes it (its process is gone), and leaves a live one's alone."""
+    cache = work / "c"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    gone = cache / "exports" / f".tmp-{int(dead.stdout)}-export-abc"
+    alive = cache / "exports" / f".tmp-{os.getpid()}-export-def"
+    for d in (gone, alive):
+        (d / "export").mkdir(parents=True)
+    res = run_cli("info", str(work / "exports" / "cnn_osrt_arrowdir"), "--cache-dir", str(cache))
+    assert res.returncode == 0, res.stderr
+    assert not gone.exists() and alive.exists()

@@ -159,8 +159,9 @@ class Cache:
                 shutil.rmtree(d, ignore_errors=True)
 
     def _sweep_temps(self) -> None:
-        """Remove temporary folders of conversions whose process has gone."""
-        for d in self.root.glob(".tmp-*-*"):
+        """Remove temporary folders of conversions (and of `nsys export`s) whose process
+        has gone."""
+        for d in [*self.root.glob(".tmp-*-*"), *(self.root / "exports").glob(".tmp-*-*")]:
             try:
                 pid = int(d.name.split("-")[1])
             except (IndexError, ValueError):

@@ -125,9 +125,10 @@ class Export:
     moment this is made; `wait` passes its progress on and returns the export's path.
 
     Arrow IPC files first (the fastest route measured, bench/routes.md); an nsys too old
-    to know that type is asked for SQLite instead. Whatever happens, nothing is left
-    behind: `cancel` (also run at exit) stops nsys and removes the folder, and the caller
-    removes it (`folder`) once it has read the export."""
+    to know that type is asked for SQLite instead. `cancel` stops nsys and removes the
+    folder: on any error, at exit for an export nobody used, and by the caller once it has
+    read the export. (A process killed outright leaves its folder to the next open's sweep
+    of the cache, `Cache._sweep_temps`.)"""
 
     def __init__(self, report: Path, workdir: Path) -> None:
         nsys = find_nsys()
@@ -138,9 +139,10 @@ class Export:
         workdir.mkdir(parents=True, exist_ok=True)
         self.folder = Path(tempfile.mkdtemp(dir=workdir, prefix=f".tmp-{os.getpid()}-export-"))
         self._proc: subprocess.Popen[bytes] | None = None
-        #: stopped or read already: a later open starts another export
-        self.cancelled = False
-        atexit.register(self.cancel)
+        self._reader: threading.Thread | None = None
+        #: stopped, or read already: a later open starts an export of its own
+        self.spent = False
+        _RUNNING.add(self)
         self._start("arrowdir")
 
     def _start(self, kind: str) -> None:
@@ -182,8 +184,8 @@ class Export:
             raise
 
     def _finish(self, say: OnProgress) -> tuple[int, str]:
-        proc = self._proc
-        assert proc is not None and proc.stdout is not None
+        proc, reader = self._proc, self._reader
+        assert proc is not None and proc.stdout is not None and reader is not None
         try:
             while True:
                 self._report(say)
@@ -196,7 +198,7 @@ class Export:
             self.cancel()  # nsys stopped first, so that the reader sees the end of its output
             raise
         finally:
-            self._reader.join(timeout=5)
+            reader.join(timeout=5)
             proc.stdout.close()
         return proc.returncode, self._run.text()
 
@@ -209,13 +211,30 @@ class Export:
         say(Progress(phase, max(run.percent, 0), 100 if run.percent >= 0 else 0, detail))
 
     def cancel(self) -> None:
-        """Stop nsys if it still runs and remove its folder (again: nothing happens)."""
-        self.cancelled = True
+        """Stop nsys if it still runs, close its output and remove its folder (again:
+        nothing happens)."""
+        self.spent = True
+        _RUNNING.discard(self)
         proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if self._reader is not None:
+                self._reader.join(timeout=5)
+            if proc.stdout is not None:
+                proc.stdout.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+#: exports not yet cancelled: stopped when the process exits
+_RUNNING: set[Export] = set()
+
+
+@atexit.register
+def _cancel_running() -> None:
+    for job in list(_RUNNING):
+        job.cancel()
 
 
 def run_export(report: Path, workdir: Path, progress: OnProgress) -> Path:

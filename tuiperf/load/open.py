@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,9 +207,13 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
     def build(sink: Sink) -> TraceMeta:
         try:
             job = opts.ahead
-            if job is None or job.cancelled or job.report.resolve() != path.resolve():
+            if job is None or job.spent or job.report.resolve() != path.resolve():
                 job = nsys_rep.Export(path, nsys_rep.export_root(opts.cache_dir, opts.use_cache))
-            _import_converter()  # while nsys works
+            try:
+                _import_converter()  # while nsys works
+            except BaseException:
+                job.cancel()
+                raise
             export = job.wait(opts.say)
         except MissingToolError as e:
             if stale:  # the export the user may have meant to use is there: say why not
@@ -223,7 +226,7 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
             meta.diagnostics.extend(stale)
             return meta
         finally:
-            shutil.rmtree(export.parent, ignore_errors=True)
+            job.cancel()  # read: its folder goes
 
     return _through_cache(path, det.NSYS_REP, opts, build)
 

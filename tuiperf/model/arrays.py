@@ -30,7 +30,8 @@ def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def filled(arr: pa.Array, fill: int) -> np.ndarray:
     """An integer array as numpy, its nulls replaced by `fill`, read from its buffers
-    (`fill_null` builds a `pa.scalar`, which imports pandas too; see `view`)."""
+    (`fill_null` builds a `pa.scalar`, which imports pandas too; see `view`): a read-only
+    view without nulls, a copy with them."""
     if not arr.null_count:
         return view(arr)
     dtype = np.dtype(arr.type.to_pandas_dtype())

@@ -7,8 +7,9 @@ memory-maps them and slices each lane out of them without touching the events.
 
 `lane-index-<table>`: one row per event, lanes one after the other: `rows` (into the
 table), `starts`, `ends` and `aux`, which is the lane's running maximum of ends when its
-events overlap, else its prefix sum of busy time (the union is then the events themselves).
-`lane-union-<table>`: for the overlapping lanes only, their union and its prefix sums.
+events overlap, else its running busy sums, inclusive (`Intervals.cum_busy`; the union is
+then the events themselves). `lane-union-<table>`: for the overlapping lanes only, their
+union and its running busy sums (column `prefix`). Both are used as stored: no copy.
 The lane keys and offsets go in the first table's schema metadata.
 """
 
@@ -72,11 +73,11 @@ def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tup
     for k, iv in split.items():
         disjoint = iv.u_start is iv.starts
         lane = {"key": list(k), "at": at, "n": len(iv), "union_at": union_at, "union_n": -1}
-        aux = iv.done if disjoint else iv.max_end
+        aux = iv.cum_busy if disjoint else iv.max_end
         ev_parts.append((iv.rows, iv.starts, iv.ends, aux))
         if not disjoint:
             lane["union_n"] = len(iv.u_start)
-            un_parts.append((iv.u_start, iv.u_end, iv.done))
+            un_parts.append((iv.u_start, iv.u_end, iv.cum_busy))
             union_at += len(iv.u_start)
         lanes.append(lane)
         at += len(iv)

@@ -6,9 +6,10 @@ CUDA API calls, NVTX ranges (one per nesting depth) and OS runtime calls.
 
 Each lane's events are kept as sorted arrays (`Intervals`): starts, ends, the running
 maximum of ends (to find the first event that reaches into a window), the union of the
-intervals and its prefix sum of busy time. Busy time in any column is B(right edge) -
-B(left edge), where B(t) is the busy time before t: two `searchsorted` calls over the
-column edges, whatever the number of events. Built once; never walked per frame.
+intervals and its running sum of busy time (`cum_busy`, inclusive). Busy time in any
+column is B(right edge) - B(left edge), where B(t) is the busy time before t: two
+`searchsorted` calls over the column edges, whatever the number of events. Built once;
+never walked per frame.
 """
 
 from __future__ import annotations
@@ -58,18 +59,19 @@ class Intervals:
         else:
             self.max_end = np.maximum.accumulate(ends)
             self.u_start, self.u_end = _union(starts, self.max_end)
-        #: busy ns up to the end of each union interval (inclusive running sums)
-        self.done = np.cumsum(self.u_end - self.u_start)
+        #: busy ns up to the end of each union interval: running sums, inclusive (the
+        #: lane index in the cache stores them so, restored without a copy)
+        self.cum_busy = np.cumsum(self.u_end - self.u_start)
 
     @classmethod
     def restored(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,
                  max_end: np.ndarray, u_start: np.ndarray, u_end: np.ndarray,
-                 done: np.ndarray) -> Intervals:  # fmt: skip
+                 cum_busy: np.ndarray) -> Intervals:  # fmt: skip
         """Intervals from arrays computed earlier (the cache's lane index), as they are:
         memory-mapped views, no copy (a copy would read every page of a 20M-event lane)."""
         self = cls.__new__(cls)
         self.starts, self.ends, self.rows, self.max_end = starts, ends, rows, max_end
-        self.u_start, self.u_end, self.done = u_start, u_end, done
+        self.u_start, self.u_end, self.cum_busy = u_start, u_end, cum_busy
         return self
 
     def __len__(self) -> int:
@@ -77,7 +79,7 @@ class Intervals:
 
     @property
     def busy_total(self) -> int:
-        return int(self.done[-1]) if len(self.done) else 0
+        return int(self.cum_busy[-1]) if len(self.cum_busy) else 0
 
     def busy_before(self, t: np.ndarray) -> np.ndarray:
         """Busy ns in (-inf, t) for each t (int64 array)."""
@@ -87,7 +89,7 @@ class Intervals:
         jj = np.maximum(j, 0)
         length = self.u_end[jj] - self.u_start[jj]
         part = np.clip(t - self.u_start[jj], 0, length)
-        return np.where(j >= 0, self.done[jj] - length + part, 0)
+        return np.where(j >= 0, self.cum_busy[jj] - length + part, 0)
 
     def busy(self, edges: np.ndarray) -> np.ndarray:
         """Fraction of each column [edges[i], edges[i+1]) covered by some event."""
@@ -291,7 +293,7 @@ class LaneSet:
         step = 4096 // 8
         for lane in self.lanes:
             iv = lane.iv
-            for arr in (iv.starts, iv.ends, iv.rows, iv.max_end, iv.u_start, iv.u_end, iv.done):
+            for arr in (iv.starts, iv.ends, iv.rows, iv.max_end, iv.u_start, iv.u_end, iv.cum_busy):
                 if len(arr):
                     int(arr[::step].sum())
 
