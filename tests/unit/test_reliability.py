@@ -343,7 +343,11 @@ def test_interrupted_conversion_leaves_a_consistent_cache(
     _wait_for_temp(cache, proc)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == code, err
+    # CPython 3.11 marks a Ctrl-C as unhandled when it lands inside code run by exec/eval
+    # (dataclass and namedtuple build their methods so, e.g. while pandas is imported),
+    # even though tuiperf catches it: the process then ends by SIGINT itself after
+    # printing its line. A shell reports 130 either way.
+    assert proc.returncode in ((code, -sig) if sig == signal.SIGINT else (code,)), err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert cache_is_clean(cache)
     assert not [d for d in cache.iterdir() if d.is_dir()]  # no entry, no temp folder
