@@ -206,29 +206,30 @@ def _open_rep(path: Path, opts: OpenOptions) -> Trace:
 
     def build(sink: Sink) -> TraceMeta:
         try:
-            job = opts.ahead
-            if job is None or job.spent or job.report.resolve() != path.resolve():
-                job = nsys_rep.Export(path, nsys_rep.export_root(opts.cache_dir, opts.use_cache))
+            job = _export_job(path, opts)
             try:
                 _import_converter()  # while nsys works
-            except BaseException:
-                job.cancel()
-                raise
-            export = job.wait(opts.say)
+                export = job.wait(opts.say)
+                meta = _guarded(build_nsys_export)(export, det.detect(export), opts, sink)
+            finally:
+                job.cancel()  # read or failed: its folder goes
         except MissingToolError as e:
             if stale:  # the export the user may have meant to use is there: say why not
                 raise MissingToolError(f"{e}; {stale[0]}") from e
             raise
-        try:
-            kind = det.detect(export)
-            meta = _guarded(build_nsys_export)(export, kind, opts, sink)
-            meta.source, meta.format = str(path), det.NSYS_REP
-            meta.diagnostics.extend(stale)
-            return meta
-        finally:
-            job.cancel()  # read: its folder goes
+        meta.source, meta.format = str(path), det.NSYS_REP
+        meta.diagnostics.extend(stale)
+        return meta
 
     return _through_cache(path, det.NSYS_REP, opts, build)
+
+
+def _export_job(path: Path, opts: OpenOptions) -> nsys_rep.Export:
+    """The export started ahead for `path` (once), else a new one."""
+    job = opts.ahead
+    if job is None or job.spent or job.report.resolve() != path.resolve():
+        job = nsys_rep.Export(path, nsys_rep.export_root(opts.cache_dir, opts.use_cache))
+    return job
 
 
 def _import_converter() -> None:

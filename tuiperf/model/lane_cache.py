@@ -49,7 +49,7 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
     for lane in meta["lanes"]:
         a, b = lane["at"], lane["at"] + lane["n"]
         starts, ends = ev["starts"][a:b], ev["ends"][a:b]
-        if lane["union_n"] < 0:  # disjoint: the union is the events, aux their prefix sums
+        if lane["union_n"] < 0:  # disjoint: the union is the events, aux their busy sums
             out[tuple(lane["key"])] = Intervals.restored(
                 starts, ends, ev["rows"][a:b], ends, starts, ends, ev["aux"][a:b]
             )
