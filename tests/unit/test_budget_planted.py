@@ -62,8 +62,13 @@ def test_the_first_finding_names_the_planted_cause(name: str) -> None:
     assert top.rule in rules, [(f.rule, f.est_saving_pct) for f in res.findings[:4]]
     assert top.budget_part == part
     assert _named_part(res.budget, part) == part
-    # its saving is a share of steady-state step time, from the part it explains
-    assert 0 < top.est_saving_ns <= res.budget.steady.ns[part]  # type: ignore[operator]
+    # its saving is a share of steady-state step time, from the part it explains; a
+    # verdict on the whole step (GPU-bound) names no change and claims none
+    if top.rule == "gpu_bound":
+        assert top.est_saving_ns is None
+        assert all((f.est_saving_ns or 0) < 0.02 * res.budget.steady.wall_ns for f in res.findings)
+    else:
+        assert 0 < top.est_saving_ns <= res.budget.steady.ns[part]  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("name", list(PLANTED))
@@ -94,12 +99,17 @@ def test_kineto_traces_of_the_same_programs(name: str) -> None:
 
 def test_steps_are_found_without_nvtx() -> None:
     """no_nvtx is the cpu_bound program with no markers: the kernel pattern finds as many
-    steps as cpu_bound's NVTX ranges, about as long."""
+    steps as cpu_bound's NVTX ranges less one (the 18th repeat has no 19th to end it: the
+    capture cuts it), about as long, each of the 641 kernels of a steady step (counted
+    with nsys stats: 11,285 kernels = 747 in step 0 + 17 x 641 + the start-up's)."""
     ctx = Ctx(planted("no_nvtx"))
     ref = Ctx(planted("cpu_bound")).steps
     steps = ctx.steps
     assert steps.source == "pattern"
-    assert len(steps) == len(ref)
+    assert len(steps) == len(ref) - 1
+    counts = np.bincount(steps.index_of(ctx.launch_time("kernels")) + 1)[1:]
+    assert counts[1:].tolist() == [641] * (len(ref) - 2)
+    assert steps.confidence in ("medium", "high")
     med = float(np.median(np.diff(steps.starts)))
     ref_med = float(np.median(ref.ends - ref.starts))
     assert 0.75 * ref_med <= med <= 1.25 * ref_med

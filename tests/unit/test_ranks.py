@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import DATA
+from tests.support import needs
 from tuiperf.analysis.ranks import Job
 from tuiperf.analysis.ranks_pool import run_local, split
 from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, CLOCK_ONE, assemble
@@ -62,12 +63,14 @@ def _json(*args: str) -> dict:
 
 
 def _steps_sql(path: Path) -> dict[str, int]:
-    """The `step N` NVTX ranges of the loop, straight from the export: label -> duration."""
+    """The `step N` NVTX ranges of the loop, straight from the export: label -> the time
+    from its start to the next step's start (the last: to its end), what a step costs."""
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         rows = db.execute(
-            "SELECT coalesce(n.text, s.value), n.end - n.start FROM NVTX_EVENTS n "
-            "LEFT JOIN StringIds s ON s.id = n.textId "
-            "WHERE coalesce(n.text, s.value) LIKE 'step %' AND n.end IS NOT NULL"
+            "SELECT label, coalesce(lead(start) OVER (ORDER BY start), stop) - start FROM ("
+            "SELECT coalesce(n.text, s.value) AS label, n.start AS start, n.end AS stop "
+            "FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+            "WHERE coalesce(n.text, s.value) LIKE 'step %' AND n.end IS NOT NULL)"
         ).fetchall()
     return dict(rows)
 
@@ -173,7 +176,7 @@ def test_parquet_out_reads_without_tuiperf(sets: dict[str, Path], tmp_path: Path
 def test_dask_cluster_gives_the_same_table(sets: dict[str, Path]) -> None:
     """A real local Dask cluster (worker processes) runs the per-rank step: the same ranks
     table as the local pool."""
-    distributed = pytest.importorskip("distributed")
+    distributed = needs.module("distributed")
     from tuiperf.analysis.ranks_pool import run_dask
 
     jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r2"].iterdir())]
@@ -227,7 +230,7 @@ def test_one_report_with_a_process_per_gpu(nsys_dir: Path) -> None:
 def test_collectives_and_steps_agree_with_nsys_stats(sets: dict[str, Path], name: str) -> None:
     """`nsys stats --report nvtx_sum` of each capture is the reference: the loop's collective
     calls are its `allreduce` ranges (count and total time), the ranks table's step time the
-    median of its steady `step N` ranges."""
+    median of its steady `step N` ranges, each to the next one's start."""
     import csv
 
     from tuiperf.analysis.comm import loop_comm
@@ -243,7 +246,9 @@ def test_collectives_and_steps_agree_with_nsys_stats(sets: dict[str, Path], name
     assert int((lc.ends - lc.starts).sum()) == int(ref[":allreduce"]["Total Time (ns)"])
     row = next(r for r in _json(str(path))["ranks"])
     steps = sorted((k for k in ref if k.startswith(":step ")), key=lambda k: int(k.split()[1]))
-    steady = [int(ref[k]["Total Time (ns)"]) for k in steps[-row["steps"] :]]
+    sql = _steps_sql(path)  # nsys stats sees the same step ranges, each to the next start
+    assert sorted(sql) == sorted(k[1:] for k in steps)
+    steady = [sql[k[1:]] for k in steps[-row["steps"] :]]
     assert row["step_ns"] == int(np.median(steady))
 
 

@@ -67,12 +67,16 @@ def test_steps_say_how_they_were_found(name: str, method: str) -> None:
     b = _budget(name)
     steps = Ctx(_trace(name)).steps
     assert b.method == method
-    # start-up (the first step and before) is kept apart from the steady steps
+    # start-up (the first step and before) is kept apart from the steady steps; the
+    # torch.profiler fixtures record ProfilerStep#2-#4 after its wait/warm-up phases, all
+    # three steady (none is 1.5x the median of the others)
     first = int(steps.steady()[0])
-    assert first >= 1 and b.n_steady == len(steps) - first
-    assert b.main.steps[0].start_ns == int(steps.starts[first])
-    assert b.main.startup is not None
-    assert b.main.startup.wall_ns > 0
+    assert first == 0 if method == "kineto" else first >= 1
+    assert b.n_steady == len(steps) - first
+    assert b.main.steps[0].cpu_start_ns == int(steps.starts[first])
+    if first:
+        assert b.main.startup is not None
+        assert b.main.startup.wall_ns > 0
 
 
 @pytest.mark.parametrize("name", ["vit_amp", "cnn_osrt", "lstm"])
@@ -131,8 +135,9 @@ def test_findings_share_each_part_without_double_counting(name: str) -> None:
     explained = sum(f.est_saving_ns or 0 for f in res.findings if f.budget_part in IDLE_PARTS)
     left = [f for f in res.findings if f.rule == "idle_unexplained"]
     assert explained >= 0.8 * b.steady.idle_ns or left
-    if left:
-        assert left[0].est_saving_ns == b.steady.idle_ns - explained
+    if left:  # it names no change: it claims no saving, it says how much is left
+        assert left[0].est_saving_ns is None
+        assert left[0].metrics["unexplained_ns"] == b.steady.idle_ns - explained
 
 
 def test_two_findings_on_one_part_share_it() -> None:
@@ -142,12 +147,16 @@ def test_two_findings_on_one_part_share_it() -> None:
         return Finding(rule, rule, Severity.WARNING, "", Fix(""), Scope("report"), "tuiperf",
                        0, Evidence.empty(), own)  # fmt: skip
 
-    a, c = mk("host_sync_per_step", 1_000), mk("cuda_api_sync", 3_000)
+    a, c = mk("host_sync_per_step", 1_000), mk("alloc_churn", 3_000)
     ranked = rank_by_budget([a, c], b, unexplained=False)
     assert ranked == [c, a]
     sync = b.steady.ns["sync"]
     assert a.est_saving_ns == sync // 4 and c.est_saving_ns == 3 * sync // 4
     assert a.own_saving_ns == 1_000
+    # nsys analyze's twin of a tuiperf finding (same cause, same fix) claims nothing
+    a, t = mk("host_sync_per_step", 1_000), mk("cuda_api_sync", 3_000)
+    assert rank_by_budget([t, a], b, unexplained=False) == [a, t]
+    assert a.est_saving_ns == sync and t.est_saving_ns is None and t.budget_part == "sync"
     # busy parts: each keeps its own estimate, capped at the part
     big = mk("layout_conversion", 10 * b.steady.wall_ns)
     rank_by_budget([big], b, unexplained=False)
@@ -162,7 +171,8 @@ def test_what_stays_unexplained_is_said() -> None:
     b = res.budget
     assert b is not None
     (f,) = [f for f in res.findings if f.rule == "idle_unexplained"]
-    assert f.est_saving_ns == b.steady.idle_ns
+    assert f.est_saving_ns is None  # no change named, no saving claimed
+    assert f.metrics["unexplained_ns"] == b.steady.idle_ns
     assert "unexplained" in f.message and "CPU-bound" in f.message
 
 
@@ -178,8 +188,9 @@ def test_two_gpus_copying_from_pinned_memory_are_copy_bound() -> None:
     assert b is not None and len(b.devices) == 2
     for d in b.devices:
         assert d.steady.largest() == "copy"
-    top = res.findings[0]
+    top = res.findings[0]  # a verdict: first when nothing saves 2% of the step, no saving
     assert top.rule == "copy_bound" and top.budget_part == "copy"
+    assert top.est_saving_ns is None
     assert top.metrics["main_kind"] == "Host-to-Device"
     # one device's bytes a step (not both ranks' copies)
     memcpy = trace_of("h100_2gpu_1s").table("memcpy")

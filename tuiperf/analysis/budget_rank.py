@@ -65,6 +65,17 @@ def part_of(f: Finding) -> str | None:
     return "compute" if f.rule.startswith("ncu:") else None
 
 
+#: verdicts on the whole step (the GPU computes / copies most of it): budget headlines
+#: with no change named, so no saving; ranked after the findings that can save time
+VERDICTS = ("gpu_bound", "copy_bound")
+#: a finding saving less than this share of the step ranks after the verdicts: in a step
+#: the GPU fills, a 1% lever is not what to do first
+MIN_RANKED_SHARE = 0.02
+#: findings that say the same thing as a tuiperf finding (same cause, same fix): the nsys
+#: analyze rule is kept in the list but claims no saving of its own
+TWINS = {"cuda_memcpy_async": "pageable_h2d_in_steps", "cuda_api_sync": "host_sync_per_step"}
+
+
 def rank_by_budget(
     findings: list[Finding], budget: Budget, unexplained: bool = True
 ) -> list[Finding]:
@@ -73,10 +84,14 @@ def rank_by_budget(
     st = budget.steady
     by_part: dict[str, list[Finding]] = {}
     claims: dict[int, int] = {}
+    rules = {f.rule for f in findings}
     for f in findings:
         f.own_saving_ns = f.est_saving_ns
         f.est_saving_ns = None
         part = part_of(f)
+        if f.rule in VERDICTS or TWINS.get(f.rule) in rules:
+            f.budget_part = part  # what it is about; its saving is the other's, or none
+            continue
         if part is not None and f.own_saving_ns is not None:
             by_part.setdefault(part, []).append(f)
             claims[id(f)] = int(f.own_saving_ns * _steady_fraction(f, budget))
@@ -85,10 +100,31 @@ def rank_by_budget(
         _share(part, fs, [claims[id(f)] for f in fs], st.ns[part], busy_share)
     gap = _unexplained(findings, budget) if unexplained else None
     out = [*findings, *([gap] if gap else [])]
+    if budget.confidence == "low":
+        _no_savings(out, budget)
     for f in out:
         if f.est_saving_ns is not None and st.wall_ns:
             f.est_saving_pct = round(100.0 * f.est_saving_ns / st.wall_ns, 2)
-    return sorted(out, key=_key)
+    return sorted(out, key=lambda f: (_tier(f, st.wall_ns), *_key(f)))
+
+
+def _tier(f: Finding, wall: int) -> int:
+    """0: saves at least MIN_RANKED_SHARE of the step; 1: a verdict on the step; 2: the
+    rest."""
+    if f.est_saving_ns is not None and f.est_saving_ns >= MIN_RANKED_SHARE * wall:
+        return 0
+    return 1 if f.rule in VERDICTS else 2
+
+
+def _no_savings(findings: list[Finding], budget: Budget) -> None:
+    """Steps that may not be iterations: no saving is a share of them."""
+    for f in findings:
+        if f.est_saving_ns is not None:
+            f.est_saving_ns = None
+            f.message += (
+                f" No saving is claimed: the steps were inferred with low confidence "
+                f"({budget.confidence_reason})."
+            )
 
 
 def _steady_fraction(f: Finding, budget: Budget) -> float:
@@ -99,8 +135,8 @@ def _steady_fraction(f: Finding, budget: Budget) -> float:
         return 1.0
     start = np.asarray(rows["start_ns"].fill_null(-1).to_numpy(), np.int64)
     dur = np.asarray(rows["duration_ns"].fill_null(0).to_numpy(), np.int64)
-    a = np.array([s.start_ns for s in budget.main.steps], np.int64)
-    b = np.array([s.end_ns for s in budget.main.steps], np.int64)
+    a = np.array([s.cpu_start_ns for s in budget.main.steps], np.int64)
+    b = np.array([s.cpu_end_ns for s in budget.main.steps], np.int64)
     i = np.searchsorted(a, start, "right") - 1
     inside = (i >= 0) & (start < b[np.maximum(i, 0)])
     total = int(dur.sum())
@@ -204,6 +240,6 @@ def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
         source=SOURCE_TUIPERF,
         count=0,
         evidence=Evidence.empty(),
-        est_saving_ns=rest,
-        metrics={f"{p}_ns": v for p, v in left.items()},
+        est_saving_ns=None,  # no change is named: nothing to estimate
+        metrics={"unexplained_ns": rest, **{f"{p}_ns": v for p, v in left.items()}},
     )

@@ -279,8 +279,8 @@ def _steady_rows(ctx: Ctx, b: Budget, table: str) -> np.ndarray:
     """Rows of `table` on the budget's main device, launched inside the steady steps."""
     launch = ctx.launch_time(table)
     on = A.ints(ctx.table(table), "device", -1) == b.main.device
-    a = np.array([s.start_ns for s in b.main.steps], np.int64)
-    e = np.array([s.end_ns for s in b.main.steps], np.int64)
+    a = np.array([s.cpu_start_ns for s in b.main.steps], np.int64)
+    e = np.array([s.cpu_end_ns for s in b.main.steps], np.int64)
     i = np.searchsorted(a, launch, "right") - 1
     return np.flatnonzero(on & (i >= 0) & (launch < e[np.maximum(i, 0)]))
 

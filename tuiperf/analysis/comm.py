@@ -243,6 +243,9 @@ def loop_comm(ctx: Ctx) -> LoopComm | None:
         none = (z, z, np.zeros(0, str))
         return _loop(ctx, "", dev.device, none, a, e, np.zeros(len(a), np.int64))
     s, t = A.ints(nv, "start")[rows], A.ints(nv, "end")[rows]
+    # CPU ranges: the steps' CPU-side windows (the same ones unless the CPU runs ahead)
+    a = np.array([p.cpu_start_ns for p in dev.steps], np.int64)
+    e = np.array([p.cpu_end_ns for p in dev.steps], np.int64)
     ops = ctx.gpu_ops
     mine = ops.device == dev.device
     busy = Union.of(ops.start[mine], ops.end[mine])

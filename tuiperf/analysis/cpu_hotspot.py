@@ -26,8 +26,8 @@ class HotOp:
 def top_cpu_op(ctx: Ctx, b: Budget) -> HotOp | None:
     """The CPU operator with the most host self time per steady step, or None."""
     r = ops.cpu_ranges(ctx.trace)
-    a = np.array([s.start_ns for s in b.main.steps], np.int64)
-    e = np.array([s.end_ns for s in b.main.steps], np.int64)
+    a = np.array([s.cpu_start_ns for s in b.main.steps], np.int64)
+    e = np.array([s.cpu_end_ns for s in b.main.steps], np.int64)
     inside = r.is_op & _within(r.start, a, e)
     if not inside.any():
         return None

@@ -147,6 +147,8 @@ class Finding:
     own_saving_ns: int | None = None
     #: the step-budget part the finding explains (step_budget.PARTS), set by ranking
     budget_part: str | None = None
+    #: how the saving is modelled: what the named change removes, from which evidence
+    saving_model: str = ""
 
     def __post_init__(self) -> None:
         if self.kernel and not self.kernels:
@@ -175,6 +177,7 @@ class Finding:
             "est_saving_pct": self.est_saving_pct,
             "own_saving_ns": self.own_saving_ns,
             "budget_part": self.budget_part,
+            "saving_model": self.saving_model,
             "source": self.source,
             "metrics": self.metrics,
         }

@@ -124,10 +124,15 @@ class Parts:
 
 @dataclass(frozen=True)
 class StepParts:
+    """One steady step: the window its parts are measured over ([start_ns, end_ns), GPU
+    side when the CPU runs ahead), and the CPU-side window its launches fall in."""
+
     label: str
     start_ns: int
     end_ns: int
     parts: Parts
+    cpu_start_ns: int = 0
+    cpu_end_ns: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +166,46 @@ class DeviceBudget:
         }
 
 
+#: what a step's time is measured over
+BASES = {
+    "cpu_ranges": "the steps' CPU ranges, each to the next step's start",
+    "gpu_span": "the GPU-side span of the work the steps launched (the CPU runs ahead)",
+}
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """The windows the steady steps are measured over, and what a step costs."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    basis: str  # a key of BASES
+    #: each step's CPU side: its start to the next step's start (where its launches are)
+    cpu_starts: np.ndarray
+    cpu_ends: np.ndarray
+    cpu_median_ns: int  # the median of the steps' CPU ranges
+    #: median time from a GPU op's launch call's end to its start (the queue ahead of it)
+    queue_ns: int
+    #: median time from a step's CPU end to the end of the GPU work it launched
+    lag_ns: int
+
+    @property
+    def step_ns(self) -> int:
+        """The step time the user pays: the steady steps' span over their number."""
+        n = len(self.starts)
+        return int(self.ends[-1] - self.starts[0]) // n if n else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step_ns": self.step_ns,
+            "step_basis": self.basis,
+            "step_basis_text": BASES[self.basis],
+            "cpu_step_median_ns": self.cpu_median_ns,
+            "queue_depth_ns": self.queue_ns,
+            "gpu_lag_ns": self.lag_ns,
+        }
+
+
 @dataclass(frozen=True)
 class Budget:
     method: str  # nvtx, kineto or pattern
@@ -168,6 +213,20 @@ class Budget:
     startup_labels: str
     devices: list[DeviceBudget]  # the loop's main device first
     extra: dict[str, Any] = field(default_factory=dict)
+    step: StepTime | None = field(default=None, compare=False, repr=False)
+    confidence: str = "high"  # of the step boundaries: high, medium, low
+    confidence_reason: str = ""
+
+    @property
+    def step_ns(self) -> int:
+        """What one steady step costs (the span of the steady windows over their number)."""
+        if self.step is not None:
+            return self.step.step_ns
+        return self.steady.wall_ns // max(self.n_steady, 1)
+
+    @property
+    def step_basis(self) -> str:
+        return self.step.basis if self.step is not None else "cpu_ranges"
 
     @property
     def main(self) -> DeviceBudget:
@@ -187,9 +246,15 @@ class Budget:
 
     def to_json(self) -> dict[str, Any]:
         main = self.main.to_json()
+        step = self.step.to_json() if self.step is not None else {}
         return {
             "method": self.method,
             "method_text": self.method_text,
+            **step,
+            "step_ns": self.step_ns,
+            "step_basis": self.step_basis,
+            "confidence": self.confidence,
+            "confidence_reason": self.confidence_reason,
             "steady_steps": self.n_steady,
             "steady_labels": self.steady_labels,
             "startup_labels": self.startup_labels,
@@ -209,19 +274,24 @@ def step_budget(ctx: Ctx) -> Budget | None:
     if not steps.found or len(ops) == 0:
         return None
     steady = steps.steady()
-    a0 = int(steps.starts[steady[0]])
+    devices = _devices(ctx, steps)
+    win = step_windows(ctx, steps, steady, devices[0])
+    a0 = int(win.starts[0])
     rng = ctx.trace.time_range()
     t0 = min(int(rng[0]) if rng else a0, a0)
     cpu = _CpuSide(ctx, steps)
-    devs = [_device(ctx, cpu, steps, steady, d, t0) for d in _devices(ctx, steps)]
+    devs = [_device(ctx, cpu, steps, steady, d, t0, win) for d in devices]
     first = int(steady[0])
     budget = Budget(
         steps.source,
         steps.label_span(steady),
         steps.label_span(np.arange(first)) if first else "",
         devs,
+        step=win,
+        confidence=steps.confidence,
+        confidence_reason=steps.reason,
     )
-    note = _compile_note(ctx, a0, len(steady))
+    note = _compile_note(ctx, int(steps.starts[first]), len(steady))
     if note:
         budget.extra["startup_note"] = note
     return budget
@@ -250,6 +320,52 @@ def _compile_note(ctx: Ctx, first_steady: int, n_steady: int) -> str:
         f"steady step ({n_triton:,} of them Triton kernels Inductor generated or autotuned), "
         f"against {per_step:,.0f} a steady step; those steps are compilation, not training."
     )
+
+
+#: the CPU runs ahead of the GPU when the work a step launched ends, in the median step,
+#: this share of the median CPU step (or more) after the step's CPU range: the CPU ranges
+#: then understate what a step costs, and its GPU-side span is measured instead
+AHEAD_SHARE = 0.25
+
+
+def step_windows(ctx: Ctx, steps: Steps, steady: np.ndarray, dev: int) -> StepTime:
+    """The windows the steady steps are measured over. Each step runs to the next one's
+    start (time between step ranges is paid by the loop too); when the CPU runs ahead of
+    the GPU, each step is instead the GPU-side span from the end of the work the step
+    before launched to the end of the work it launched."""
+    ops = ctx.gpu_ops
+    on = ops.device == dev
+    idx = steps.index_of(_op_launch(ctx)[on])
+    gpu_end = np.full(len(steps), -1, np.int64)
+    ok = idx >= 0
+    np.maximum.at(gpu_end, idx[ok], ops.end[on][ok])
+    mine = np.isin(idx, steady)
+    wait = ops.start[on][mine] - _op_launch_end(ctx)[on][mine]
+    queue = int(np.median(np.maximum(wait, 0))) if len(wait) else 0
+    cpu_end = steps.ends[steady]
+    a = steps.starts[steady]
+    med = int(np.median(cpu_end - a))
+    has = gpu_end[steady] >= 0
+    lag = int(np.median(gpu_end[steady][has] - cpu_end[has])) if has.any() else 0
+    b = np.append(a[1:], cpu_end[-1])
+    if lag <= AHEAD_SHARE * med:
+        return StepTime(a, b, "cpu_ranges", a, b, med, queue, lag)
+    ga, gb = _gpu_span(ops.start[on][mine], gpu_end, steady)
+    return StepTime(ga, gb, "gpu_span", a, b, med, queue, lag)
+
+
+def _gpu_span(
+    starts: np.ndarray, gpu_end: np.ndarray, steady: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Windows between the ends of the GPU work each step launched (a running maximum:
+    a step that launched nothing takes no time); the first starts where the step before
+    it ended on the GPU, or at its own first GPU op."""
+    run = np.maximum.accumulate(np.where(gpu_end >= 0, gpu_end, np.iinfo(np.int64).min))
+    first = int(steady[0])
+    own_start = int(starts.min()) if len(starts) else int(run[steady[-1]])
+    prev = int(run[first - 1]) if first > 0 and run[first - 1] >= 0 else own_start
+    ends = np.maximum(run[steady], prev)
+    return np.append(prev, ends[:-1]), ends
 
 
 def _devices(ctx: Ctx, steps: Steps) -> list[int]:
@@ -339,13 +455,13 @@ def _sync_union(ctx: Ctx) -> Union:
 
 
 def _device(
-    ctx: Ctx, cpu: _CpuSide, steps: Steps, steady: np.ndarray, dev: int, t0: int
+    ctx: Ctx, cpu: _CpuSide, steps: Steps, steady: np.ndarray, dev: int, t0: int, win: StepTime
 ) -> DeviceBudget:
-    """The budget of one device over the steady steps, and over the start-up [t0, first)."""
+    """The budget of one device over the steady windows, and over the start-up [t0, first)."""
     ops = ctx.gpu_ops
     on = ops.device == dev
     start, end, kind = ops.start[on], ops.end[on], _op_kind(ctx)[on]
-    a, b = steps.starts[steady], steps.ends[steady]
+    a, b = win.starts, win.ends
     hi = max(int(b.max()), int(end.max())) + 1
     lo = min(t0, int(start.min())) - 1
     busy = _busy_sets(start, end, kind)
@@ -354,7 +470,14 @@ def _device(
     causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu, windows)
     parts = _measure(busy, causes, start, end, *windows)
     step_parts = [
-        StepParts(steps.labels[int(i)], int(a[k]), int(b[k]), parts[k])
+        StepParts(
+            steps.labels[int(i)],
+            int(a[k]),
+            int(b[k]),
+            parts[k],
+            int(win.cpu_starts[k]),
+            int(win.cpu_ends[k]),
+        )
         for k, i in enumerate(steady)
     ]
     startup = parts[-1] if parts[-1].wall_ns > 0 else None

@@ -48,6 +48,11 @@ class Steps:
     tid: int | None = None
     #: per step: NVTX child ranges (text -> list of (start, end)), when known
     phases: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: how sure the step boundaries are: "high" (the program's own step ranges), "medium"
+    #: (a regular kernel pattern), "low" (a pattern that may not be an iteration)
+    confidence: str = "high"
+    #: why the confidence is not high ("" when it is)
+    reason: str = ""
 
     @property
     def found(self) -> bool:
@@ -72,16 +77,27 @@ class Steps:
     def steady(self) -> np.ndarray:
         """Indices of the steady-state steps: after the start-up, which is the first step
         (cuDNN autotuning, allocator growth) and any step right after it that still takes
-        WARMUP_FACTOR times the median step or longer."""
+        WARMUP_FACTOR times the median step or longer. torch.profiler's steps are recorded
+        after its own wait/warm-up phases: there the first step is start-up only when it is
+        that slow too (a one-step cycle keeps its one step)."""
         n = len(self)
         if n <= 1:
             return np.arange(n)
         dur = self.ends - self.starts
         median = float(np.median(dur[1:]))
         first = 1
+        if self.source == "kineto" and dur[0] <= WARMUP_FACTOR * median:
+            first = 0
         while first < n // 2 and dur[first] > WARMUP_FACTOR * median:
             first += 1
         return np.arange(first, n)
+
+    def without_last(self) -> Steps:
+        """These steps less the last one (a step the capture window cut)."""
+        return Steps(
+            self.starts[:-1], self.ends[:-1], self.labels[:-1], self.source, self.pid,
+            self.tid, self.phases, self.confidence, self.reason,
+        )  # fmt: skip
 
     def label_span(self, idx: np.ndarray | None = None) -> str:
         if not self.found:
@@ -100,7 +116,26 @@ def find_steps(ctx: Ctx) -> Steps:
     steps = _from_ranges(ctx)
     if steps is None:
         steps = _from_pattern(ctx)
-    return steps or NO_STEPS
+    if steps is None:
+        return NO_STEPS
+    return _drop_cut_last(ctx, steps)
+
+
+#: the last step is cut by the capture window when it launched fewer than this share of
+#: the kernels the other steps launch (median)
+CUT_STEP_SHARE = 0.5
+
+
+def _drop_cut_last(ctx: Ctx, steps: Steps) -> Steps:
+    """Leave out a last step that the capture (or torch.profiler's cycle) stopped inside:
+    it launched far fewer kernels than the others."""
+    if len(steps) < 2:
+        return steps
+    launch = ctx.launch_time("kernels")
+    counts = np.bincount(steps.index_of(launch) + 1, minlength=len(steps) + 1)[1:]
+    if counts[-1] < CUT_STEP_SHARE * float(np.median(counts[:-1])):
+        return steps.without_last()
+    return steps
 
 
 def _from_ranges(ctx: Ctx) -> Steps | None:
@@ -203,5 +238,38 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
         return None
     pos = np.flatnonzero(seq == best[1])
     t = launch[order][pos]
-    ends = np.append(t[1:], int(launch.max()) + 1)
-    return Steps(t, ends, [f"repeat {i + 1}" for i in range(len(t))], "pattern", main_pid)
+    # the last repeat has no next one to end it: the capture cut it, it is not a step
+    conf, why = _pattern_confidence(ctx, order, pos)
+    labels = [f"repeat {i + 1}" for i in range(len(t) - 1)]
+    return Steps(t[:-1], t[1:], labels, "pattern", main_pid, None, {}, conf, why)
+
+
+#: kernels of a backward pass and of an optimizer: a training iteration has both
+BACKWARD_KERNEL = re.compile(r"backward|bwd|dgrad|wgrad|_grad_|grad_input|grad_weight", re.I)
+OPTIMIZER_KERNEL = re.compile(r"multi_tensor_apply|adam|sgd|lamb|lion|optimizer", re.I)
+#: a pattern's repeats are regular when their kernel counts stay this close to the median
+PATTERN_COUNT_SPREAD = 0.1
+
+
+def _pattern_confidence(ctx: Ctx, order: np.ndarray, pos: np.ndarray) -> tuple[str, str]:
+    """How sure a kernel pattern is one training iteration: "high" when every repeat has
+    the same number of kernels and holds backward and optimizer kernels, "medium" when it
+    is regular but shows no backward or optimizer (a layer, or inference), "low" when the
+    repeats differ in size."""
+    counts = np.diff(pos)[1:] if len(pos) > 3 else np.diff(pos)  # the first may warm up
+    med = float(np.median(counts))
+    if np.abs(counts - med).max() > PATTERN_COUNT_SPREAD * med:
+        return "low", (
+            f"the repeats hold {int(counts.min()):,}–{int(counts.max()):,} kernels: "
+            "not one fixed iteration"
+        )
+    k = ctx.table("kernels")
+    inside = A.name_mask(k, "name", BACKWARD_KERNEL)[order[pos[0] : pos[-1]]]
+    opt = A.name_mask(k, "name", OPTIMIZER_KERNEL)[order[pos[0] : pos[-1]]].any()
+    if inside.any() and opt:
+        return "high", ""
+    if A.name_mask(k, "name", BACKWARD_KERNEL).any() and not inside.any():
+        return "low", "the repeats hold no backward kernels the report has: a layer, not a step"
+    parts = (("backward", inside.any()), ("optimizer", opt))
+    missing = " and ".join(w for w, ok in parts if not ok)
+    return "medium", f"no {missing} kernels in the repeats"
