@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""Compare tuiperf's first finding and its saving estimate with the independent ground truth.
+
+    python bench/advice/compare.py [DATA_DIR] [--out bench/advice.md] [--check]
+
+For each capture `<program>.sqlite[.xz]` in DATA_DIR (default bench/advice/data): the ground
+truth (ground_truth.py, which never imports tuiperf) against `tuiperf analyze --format json`
+run as a subprocess. For each pair `<p>` / `<p>_fix` (or `_fixed`): the estimated saving of the
+base capture (tuiperf's first finding, and the ground truth's) against the measured one: base
+minus fix STEADY_STEP_MS from the runs without nsys in `<p>.log` / `<p>_fix.log`, and the
+difference of the ground truth's GPU-side step times of the two captures.
+
+Writes a markdown report (bench/advice.md). --check exits 1 when the first finding is right on
+fewer than 90 % of the captures or the estimate is within 2x of the measured saving on fewer
+than 80 % of the pairs. Compressed captures are decompressed once into a cache in the temporary
+directory (keyed by name, size and mtime), never beside the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+TUIPERF = REPO / ".venv" / "bin" / "tuiperf"
+CACHE = Path(tempfile.gettempdir()) / "tuiperf_advice_cache"
+FIX_SUFFIXES = ("_fix", "_fixed")
+RIGHT_TARGET, WITHIN_TARGET = 0.90, 0.80
+
+#: ground-truth class -> tuiperf rule ids accepted as the first finding
+ACCEPT: dict[str, set[str]] = {
+    "cpu_bound": {"cpu_bound"},
+    "inference_launch_bound": {"inference_launch_bound", "cpu_bound"},
+    "tiny_optimizer_kernels": {"tiny_optimizer_kernels"},
+    "dataloader_starvation": {"dataloader_starvation"},
+    "host_sync_per_step": {"host_sync_per_step", "cuda_api_sync", "cuda_memcpy_sync"},
+    "pageable_copy": {
+        "pageable_h2d_in_steps",
+        "copy_bound",
+        "cuda_memcpy_async",
+        "cuda_memcpy_sync",
+    },
+    "copy_bound": {"copy_bound", "pageable_h2d_in_steps"},
+    "fp32_no_tensor_cores": {"fp32_no_tensor_cores"},
+    "misaligned_gemm": {"misaligned_gemm"},
+    "exposed_comm": {"exposed_comm"},
+    "gpu_bound_healthy": {"gpu_bound", "gpu_bound_healthy", "top_kernel"},
+    "graphs_untraced": {"graphs_untraced"},
+}
+
+sys.path.insert(0, str(HERE))
+import ground_truth  # noqa: E402  (beside this file; independent of tuiperf)
+
+# ----------------------------------------------------------------------------- files
+
+
+def plain_copy(path: Path) -> Path:
+    """The capture as a plain .sqlite: itself, or a cached decompressed copy."""
+    if path.suffix != ".xz":
+        return path
+    st = path.stat()
+    stem = path.name[: -len(".sqlite.xz")]
+    out = CACHE / f"{stem}.{st.st_size}.{st.st_mtime_ns}.sqlite"
+    if out.exists():
+        return out
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for old in CACHE.glob(f"{stem}.*.sqlite"):
+        old.unlink()
+    tmp = out.with_suffix(".part")
+    with lzma.open(path) as src, open(tmp, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    tmp.rename(out)
+    return out
+
+
+def captures(data: Path) -> dict[str, Path]:
+    """Program name -> capture file (a plain .sqlite wins over its .xz)."""
+    out: dict[str, Path] = {}
+    for p in sorted(data.glob("*.sqlite.xz")) + sorted(data.glob("*.sqlite")):
+        name = p.name.removesuffix(".xz").removesuffix(".sqlite")
+        out[name] = p
+    return out
+
+
+def fix_of(name: str, names: set[str]) -> str | None:
+    for suf in FIX_SUFFIXES:
+        if name + suf in names:
+            return name + suf
+    return None
+
+
+def is_fix(name: str) -> bool:
+    return name.endswith(FIX_SUFFIXES)
+
+
+# ----------------------------------------------------------------------------- logs
+
+NUM = r"([0-9]+(?:\.[0-9]+)?)"
+
+
+def log_times(path: Path) -> dict[str, list[float]]:
+    """STEADY_STEP_MS values of a log, split into runs with nsys and without.
+
+    A value counts as "nsys" when its own line, or the last line before it that names a run
+    (mentions nsys, plain, bare or baseline), says nsys without negating it."""
+    out: dict[str, list[float]] = {"plain": [], "nsys": []}
+    if not path.exists():
+        return out
+    ctx = ""
+    for line in path.read_text(errors="replace").splitlines():
+        m = re.search(rf"STEADY_STEP_MS\W*{NUM}", line)
+        if m is None:
+            if re.search(r"nsys|plain|bare|without|no[-_ ]?prof", line, re.I):
+                ctx = line
+            continue
+        head = line[: m.start()] + line[m.end() :]
+        out[
+            "nsys" if under_nsys(head if re.search("nsys", head, re.I) else ctx) else "plain"
+        ].append(float(m.group(1)))
+    return out
+
+
+def under_nsys(text: str) -> bool:
+    if not re.search("nsys", text, re.I):
+        return False
+    return not re.search(
+        r"no[-_ ]?nsys|without[-_ ]?nsys|nsys\s*[=:]\s*(0|no|false|off)", text, re.I
+    )
+
+
+def median(xs: list[float]) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+# ----------------------------------------------------------------------------- the two sides
+
+
+@dataclass
+class Row:
+    name: str
+    gt: dict[str, Any]
+    tp: dict[str, Any]
+    expected: str = ""
+    log: dict[str, list[float]] = field(default_factory=dict)
+
+
+def run_tuiperf(path: Path) -> dict[str, Any]:
+    try:
+        res = subprocess.run(
+            [str(TUIPERF), "analyze", "--format", "json", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": "tuiperf timed out"}
+    if res.returncode != 0:
+        return {"error": f"tuiperf exit {res.returncode}: {res.stderr.strip()[-300:]}"}
+    return tuiperf_summary(json.loads(res.stdout))
+
+
+def tuiperf_summary(d: dict[str, Any]) -> dict[str, Any]:
+    budget = d.get("budget") or {}
+    step = budget.get("step_ns")
+    if step is None and budget.get("steady_median_ns"):
+        step = sum(budget["steady_median_ns"].values())
+    findings = d.get("findings") or []
+    first = findings[0] if findings else {}
+    n = budget.get("steady_steps") or 0
+    saving = first.get("est_saving_ns")
+    per_step = saving / n if saving is not None and n else None
+    return {
+        "rule": first.get("rule", "(none)"),
+        "title": first.get("title", ""),
+        "step_ns": step,
+        "step_basis": budget.get("step_basis", "sum of steady_median_ns"),
+        "steady_steps": n,
+        "saving_ns": per_step,
+        "rules": [f.get("rule") for f in findings[:4]],
+    }
+
+
+def run_ground_truth(path: Path) -> dict[str, Any]:
+    try:
+        return ground_truth.run(str(path))
+    except Exception as exc:  # a broken capture is a row, not a crash
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def expected(name: str) -> str:
+    """The program's own 'Expected bottleneck:' sentence, when its source is in programs/."""
+    src = HERE / "programs" / f"{name}.py"
+    if not src.exists():
+        return ""
+    m = re.search(r"Expected bottleneck:\s*(.+?)(?:\n\s*\n|$)", src.read_text(), re.S)
+    return " ".join(m.group(1).split())[:140] if m else ""
+
+
+def collect(data: Path) -> list[Row]:
+    caps = captures(data)
+    plain = {name: plain_copy(p) for name, p in caps.items()}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = {name: pool.submit(run_tuiperf, p) for name, p in plain.items()}
+        rows = []
+        for name, p in plain.items():
+            gt = run_ground_truth(p)
+            base = name.removesuffix("_fixed").removesuffix("_fix")
+            rows.append(
+                Row(
+                    name,
+                    gt,
+                    futures[name].result(),
+                    expected(base),
+                    log_times(data / f"{name}.log"),
+                )
+            )
+    return rows
+
+
+# ----------------------------------------------------------------------------- judging
+
+
+def accepted(gt: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for cls in [gt.get("bottleneck", ""), *gt.get("also_acceptable", [])]:
+        out |= ACCEPT.get(cls, {cls})
+    return out
+
+
+def right(row: Row) -> bool | None:
+    if "error" in row.gt or "error" in row.tp:
+        return None
+    return row.tp["rule"] in accepted(row.gt)
+
+
+def within_2x(est: float | None, measured: float | None) -> bool | None:
+    if est is None or measured is None:
+        return None
+    if measured <= 0:
+        return est <= 0.1 * max(abs(measured), 1.0) or est <= 0
+    return 0.5 <= est / measured <= 2.0
+
+
+@dataclass
+class Pair:
+    base: Row
+    fix: Row
+
+    @property
+    def measured_plain(self) -> float | None:
+        a, b = median(self.base.log.get("plain", [])), median(self.fix.log.get("plain", []))
+        return (a - b) * 1e6 if a is not None and b is not None else None
+
+    @property
+    def measured_capture(self) -> float | None:
+        a, b = self.base.gt.get("step_ns"), self.fix.gt.get("step_ns")
+        return float(a - b) if a is not None and b is not None else None
+
+    @property
+    def measured(self) -> float | None:
+        plain = self.measured_plain
+        return plain if plain is not None else self.measured_capture
+
+
+def pairs(rows: list[Row]) -> list[Pair]:
+    by = {r.name: r for r in rows}
+    out = []
+    for r in rows:
+        f = fix_of(r.name, set(by))
+        if f and not is_fix(r.name):
+            out.append(Pair(r, by[f]))
+    return out
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+def ms(ns: float | None) -> str:
+    return "–" if ns is None else f"{ns / 1e6:.2f}"
+
+
+def yes(v: bool | None) -> str:
+    return "–" if v is None else ("yes" if v else "**no**")
+
+
+def capture_table(rows: list[Row]) -> list[str]:
+    out = [
+        "| program | true bottleneck (ground truth) | as good | tuiperf first finding | match "
+        "| step ms GT | step ms tuiperf (basis) | GT est ms | tuiperf est ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        gt, tp = r.gt, r.tp
+        if "error" in gt:
+            out.append(f"| {r.name} | error: {gt['error']} | | {tp.get('rule', '')} | – | | | | |")
+            continue
+        out.append(
+            f"| {r.name} | {gt['bottleneck']} | {', '.join(gt.get('also_acceptable', [])) or '–'} "
+            f"| {tp.get('rule', tp.get('error', ''))} | {yes(right(r))} | {ms(gt['step_ns'])} "
+            f"| {ms(tp.get('step_ns'))} ({tp.get('step_basis', '')}) | {ms(gt['est_saving_ns'])} "
+            f"| {ms(tp.get('saving_ns'))} |"
+        )
+    return out
+
+
+def pair_table(ps: list[Pair]) -> list[str]:
+    out = [
+        "| pair | tuiperf est ms | GT est ms | measured ms (no nsys) | measured ms (GT captures) "
+        "| tuiperf within 2x | GT within 2x |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in ps:
+        tp_est, gt_est = p.base.tp.get("saving_ns"), p.base.gt.get("est_saving_ns")
+        out.append(
+            f"| {p.base.name} / {p.fix.name} | {ms(tp_est)} | {ms(gt_est)} "
+            f"| {ms(p.measured_plain)} | {ms(p.measured_capture)} "
+            f"| {yes(within_2x(tp_est, p.measured))} | {yes(within_2x(gt_est, p.measured))} |"
+        )
+    return out
+
+
+def detail(rows: list[Row]) -> list[str]:
+    out = ["## Per capture", ""]
+    for r in rows:
+        gt = r.gt
+        out.append(f"### {r.name}")
+        if r.expected:
+            out.append(f"- program says: {r.expected}")
+        if "error" in gt:
+            out += [f"- ground truth: {gt['error']}", ""]
+            continue
+        split = ", ".join(
+            f"{k} {v / 1e6:.2f}" for k, v in gt["idle_split_ns_per_step"].items() if v
+        )
+        out += [
+            f"- steps: {gt['step_source']}, {gt['n_steady']} steady; step {ms(gt['step_ns'])} ms "
+            f"(CPU median {ms(gt['cpu_step_median_ns'])}, queue depth "
+            f"{gt['queue_depth_ns'] / 1e3:.0f} us); GPU busy {100 * gt['busy_share']:.1f} %",
+            f"- idle ms/step: {split or 'none'}",
+            f"- precision: {gt['precision_shares']}; "
+            f"fallback GEMMs {gt['fallback_gemm_share']:.1%}",
+            "- class savings ms/step: "
+            + ", ".join(f"{k} {v / 1e6:.2f}" for k, v in gt["class_savings_ns_per_step"].items()),
+            f"- lever: {gt['lever']}",
+            f"- tuiperf: {', '.join(str(x) for x in r.tp.get('rules', [])) or r.tp.get('error')}",
+            "",
+        ]
+    return out
+
+
+def summary(rows: list[Row], ps: list[Pair]) -> tuple[list[str], bool]:
+    judged = [v for v in (right(r) for r in rows) if v is not None]
+    within = [v for v in (within_2x(p.base.tp.get("saving_ns"), p.measured) for p in ps)]
+    within = [v for v in within if v is not None]
+    gt_within = [within_2x(p.base.gt.get("est_saving_ns"), p.measured) for p in ps]
+    gt_within = [v for v in gt_within if v is not None]
+    ok_right = bool(judged) and sum(judged) >= RIGHT_TARGET * len(judged)
+    ok_within = not within or sum(within) >= WITHIN_TARGET * len(within)
+    lines = [
+        f"- first finding right on {sum(judged)} of {len(judged)} captures "
+        f"(target ≥ {RIGHT_TARGET:.0%})",
+        f"- tuiperf's estimate within 2x of the measured saving on {sum(within)} of "
+        f"{len(within)} pairs (target ≥ {WITHIN_TARGET:.0%}); the ground truth's: "
+        f"{sum(gt_within)} of {len(gt_within)}",
+    ]
+    return lines, ok_right and ok_within
+
+
+def render(rows: list[Row], ps: list[Pair], data: Path) -> tuple[str, bool]:
+    lines, ok = summary(rows, ps)
+    text = [
+        "# tuiperf advice against the ground truth",
+        "",
+        f"Captures: `{data}`. Ground truth: `bench/advice/ground_truth.py` (independent of "
+        "tuiperf; its rules are in its docstring). Written by `bench/advice/compare.py`.",
+        "Savings are per step. 'Measured' is base minus fix STEADY_STEP_MS without nsys when the "
+        "logs have it, else the ground truth's GPU-side step time difference of the captures.",
+        "",
+        "## Summary",
+        "",
+        *lines,
+        "",
+        "## First finding",
+        "",
+        *capture_table(rows),
+        "",
+        "## Pairs",
+        "",
+        *(pair_table(ps) if ps else ["(no `<p>` / `<p>_fix` pairs)"]),
+        "",
+        *detail(rows),
+    ]
+    return "\n".join(text) + "\n", ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", nargs="?", default=str(HERE / "data"))
+    ap.add_argument("--out", default=str(REPO / "bench" / "advice.md"))
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args(argv)
+    data = Path(args.data)
+    rows = collect(data)
+    if not rows:
+        print(f"no captures in {data}", file=sys.stderr)
+        return 1
+    text, ok = render(rows, pairs(rows), data)
+    Path(args.out).write_text(text)
+    print("\n".join(summary(rows, pairs(rows))[0]))
+    return 1 if args.check and not ok else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
