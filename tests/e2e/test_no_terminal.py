@@ -4,16 +4,15 @@ commands that do work (`tuiperf summary REPORT`, `tuiperf export REPORT -o FILE`
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from tests.support import needs
+from tests.support.cli import PYTHON
 
-SCRIPT = Path(sys.executable).parent / "tuiperf"
+SCRIPT = needs.file(Path(PYTHON).parent / "tuiperf", "the tuiperf console script")
 SAMPLE = Path(__file__).resolve().parents[2] / "tuiperf" / "sample" / "vit_range"
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_piped_stdout_names_real_commands(tmp_path: Path) -> None:
     cmd = f"'{SCRIPT}' '{SAMPLE}' --cache-dir '{tmp_path / 'cache'}' | cat"
     out = subprocess.run(
@@ -27,7 +26,6 @@ def test_piped_stdout_names_real_commands(tmp_path: Path) -> None:
     assert "--csv" not in err
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_piped_stdout_exits_2(tmp_path: Path) -> None:
     out = subprocess.run(
         [str(SCRIPT), str(SAMPLE), "--cache-dir", str(tmp_path / "cache")],
@@ -40,7 +38,6 @@ def test_piped_stdout_exits_2(tmp_path: Path) -> None:
     assert "tuiperf summary" in out.stderr and "--csv" not in out.stderr
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_the_hinted_commands_exist(tmp_path: Path) -> None:
     cache = ["--cache-dir", str(tmp_path / "cache")]
     summary = subprocess.run([str(SCRIPT), "summary", str(SAMPLE), *cache], capture_output=True)

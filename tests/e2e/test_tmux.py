@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NSYS_DATA, nsys_report
+from tests.support import needs
+from tests.support.cli import PYTHON
 
-TMUX = shutil.which("tmux")
-SCRIPT = Path(sys.executable).parent / "tuiperf"
+SCRIPT = needs.file(Path(PYTHON).parent / "tuiperf", "the tuiperf console script")
 #: the stand-in for nsys that tests/unit/test_nsys_rep.py describes
 STANDIN = Path(__file__).parents[1] / "unit" / "standin" / "nsys"
 
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install tmux)")
+TMUX = needs.program("tmux")  # make test installs it (apt package `tmux`)
 
 
 def tmux(socket: str, *args: str) -> str:
@@ -101,7 +101,6 @@ def terminal(tmp_path: Path) -> Iterator[callable]:
         subprocess.run([TMUX or "tmux", "-L", name, "kill-server"], capture_output=True)
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_the_bundled_sample_opens_zooms_and_quits(terminal):
     term = terminal()
     screen = term.wait_for("14–186 ms", "stream 7 kernels", "python3 NVTX")
@@ -116,7 +115,6 @@ def test_the_bundled_sample_opens_zooms_and_quits(terminal):
     assert term.exit_status() == "0"
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_ascii_mode_at_80x24(terminal):
     term = terminal("--ascii", width=80, height=24)
     screen = term.wait_for("14-186 ms", "stream 7")
@@ -126,7 +124,6 @@ def test_ascii_mode_at_80x24(terminal):
     assert term.exit_status() == "0"
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_no_color_opens_and_quits_cleanly(terminal):
     # NO_COLOR's Monochrome filter crashed on a blank strip without a style, and the crash
     # still ended with status 0
@@ -137,7 +134,6 @@ def test_no_color_opens_and_quits_cleanly(terminal):
         assert term.exit_status() == "0", term.screen()
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 def test_ascii_mode_scrollbars_and_maximised_timeline(terminal):
     term = terminal("--ascii", width=80, height=24)
     term.wait_for("14-186 ms", "Events | Kernels (2,560)", "0.015137")
@@ -154,7 +150,6 @@ def test_ascii_mode_scrollbars_and_maximised_timeline(terminal):
     assert term.exit_status() == "0"
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the tuiperf console script is not installed")
 @pytest.mark.parametrize("quit_early", [False, True], ids=["opens", "quit-while-exporting"])
 def test_nsys_rep_exports_with_progress_once(terminal, tmp_path: Path, quit_early: bool):
     """`tuiperf run.nsys-rep`: nsys (the stand-in of tests/unit) runs once, its progress is

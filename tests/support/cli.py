@@ -11,11 +11,16 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
+#: this Python, absolute: `sys.executable` is relative when Python was found through a
+#: relative PATH entry (`PATH=.venv/bin:...`), and a subprocess with another cwd (or a test
+#: that changes cwd) would not find it
+PYTHON = os.path.abspath(sys.executable)
+
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "tuiperf", *args],
+        [PYTHON, "-m", "tuiperf", *args],
         capture_output=True,
         text=True,
         cwd=REPO,

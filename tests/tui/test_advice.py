@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 
-import pytest
-
 from tests.conftest import nsys_report
+from tests.support import needs
 from tests.tui.pilot_helpers import advice_app as make_app
 from tests.tui.pilot_helpers import advice_ready as ready
 from tests.tui.pilot_helpers import evidence_row, finding_no, ncu_report, plain, select, sync
@@ -252,7 +251,7 @@ async def test_ascii_mode_has_no_unicode_in_the_panel() -> None:
 async def test_ncu_findings_for_a_profiled_kernel() -> None:
     """With an Nsight Compute report beside the trace (`app.ncu`), a profiled kernel's
     launch lists the ncu rules about that kernel."""
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     app = TuiperfApp(
         nsys_report("vit_range"),
         OpenOptions(use_cache=False),

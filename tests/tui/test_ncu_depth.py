@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_depth import report
 from tests.tui.pilot_helpers import sync
 from tuiperf.load.open import OpenOptions
@@ -15,7 +16,7 @@ from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.screens.ncu import NcuScreen, NcuView, PathPrompt
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

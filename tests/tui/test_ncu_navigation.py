@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Collapsible
 
+from tests.support import needs
 from tests.support.data import unxz
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.app import TuiperfApp
@@ -19,7 +20,7 @@ from tuiperf.tui.screens.ncu import NcuScreen
 from tuiperf.tui.widgets.help import help_renderable
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 

@@ -9,6 +9,7 @@ import pytest
 from textual.widgets import Collapsible
 
 from tests.conftest import nsys_path
+from tests.support import needs
 from tests.tui.pilot_helpers import ncu_report, ncu_reports, sync
 from tuiperf.errors import UsageError
 from tuiperf.load.open import OpenOptions
@@ -18,7 +19,7 @@ from tuiperf.tui.screens.ncu import NcuScreen, NcuView, UnmatchedScreen
 from tuiperf.tui.widgets.metrics_pane import MetricsPane
 from tuiperf.tui.widgets.timeline import Timeline
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

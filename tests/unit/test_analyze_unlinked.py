@@ -6,8 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import pytest
-
+from tests.support import needs
 from tests.support.data import unxz
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import SOURCE_NCU
@@ -16,7 +15,7 @@ from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.metrics import KernelMetrics
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 

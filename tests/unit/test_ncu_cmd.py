@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.cli import main
 from tuiperf.commands.ncu import CSV_HEADER
@@ -90,7 +91,7 @@ def _compare(
 def test_csv_from_the_report_matches_ncus_details_page(
     ncu_dir: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     reference = csv_dicts(page(ncu_dir, name, "details_base"))
     ours = our_csv(capsys, rep(ncu_dir, name))
     diffs = _compare(reference, ours)
@@ -141,7 +142,7 @@ def test_csv_columns_and_filters(ncu_dir: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_json(ncu_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     rc, out, err = run(capsys, str(rep(ncu_dir, "vit_full")), "--json", "--id", "3")
     assert rc == 0, err
     doc = json.loads(out)
@@ -168,7 +169,7 @@ def test_json(ncu_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_table_fits_80_columns(ncu_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     rc, out, err = run(capsys, str(rep(ncu_dir, "vit_full")), "--width", "80")
     assert rc == 0, err
     lines = out.splitlines()
@@ -268,7 +269,7 @@ def _bad_inputs(ncu_dir: Path, d: Path) -> dict[str, Path]:
 
 
 def test_bad_inputs(ncu_dir: Path, tmp_path: Path) -> None:
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     paths = _bad_inputs(ncu_dir, tmp_path)
     for name, path in paths.items():
         before = path.read_bytes()

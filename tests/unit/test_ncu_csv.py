@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.errors import BadReportError
 from tuiperf.load.ncu_csv import KNOWN_SECTIONS, load_ncu_csv, parse_value
@@ -117,7 +118,7 @@ def _decimals(cell: str) -> int:
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
 def test_raw_page_agrees_with_the_api(ncu_dir: Path, name: str) -> None:
     """Every numeric cell of the raw page equals the API's value after unit scaling."""
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     api = km_of(rep(ncu_dir, name))
     with open(page(ncu_dir, name, "raw"), newline="") as f:
         header, units, *rows = list(csv.reader(f))
@@ -157,7 +158,7 @@ _CROSS = (
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
 def test_api_and_all_pages_agree(ncu_dir: Path, name: str) -> None:
     """FORMATS.md §6.3: the same metric of the same kernel, four ways."""
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     api = km_of(rep(ncu_dir, name))
     raw = km_of(page(ncu_dir, name, "raw"))
     base = km_of(page(ncu_dir, name, "details_base"))
@@ -180,7 +181,7 @@ def test_api_and_all_pages_agree(ncu_dir: Path, name: str) -> None:
 
 
 def test_kernel_fields_from_csv_and_api_agree(ncu_dir: Path) -> None:
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     api = km_of(rep(ncu_dir, "lstm_basic"))
     for p in ("details_base", "raw"):
         other = km_of(page(ncu_dir, "lstm_basic", p))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_data import close
 from tests.support.ncu_depth import DTYPES, details_rows, number, report
 from tuiperf.cli import main
@@ -17,7 +18,7 @@ from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.ncu_baseline import BY_BASE_NAME, BY_NAME, BY_ORDER, compare, match_kernels
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

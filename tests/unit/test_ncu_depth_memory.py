@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_depth import DTYPES, raw_close, raw_value, report
 from tuiperf.analysis.memory_chart import chart_lines, memory_chart
 from tuiperf.analysis.roofline_plot import si
@@ -15,7 +16,7 @@ from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 #: the chart's numbers by hand: (link, read bytes, write bytes), raw metric names
 BY_HAND = {

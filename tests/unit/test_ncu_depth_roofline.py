@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_depth import DTYPES, raw_value, report, text, text_rules
 from tuiperf.analysis.roofline import kernel_roofline, rooflines
 from tuiperf.analysis.roofline_plot import MARKS, plot
@@ -17,7 +18,7 @@ from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

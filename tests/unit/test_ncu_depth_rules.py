@@ -8,12 +8,13 @@ import re
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_depth import DTYPES, details_rows, number, report, text, text_rules
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics, RuleResult
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

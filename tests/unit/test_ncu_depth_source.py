@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_depth import DTYPES, report, source_lines, source_sass
 from tuiperf.analysis.source_text import hot_spot_lines
 from tuiperf.cli import main
 from tuiperf.load.ncu_source import SourceHotSpots, read_hot_spots
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

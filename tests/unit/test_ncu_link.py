@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import nsys_path
+from tests.support import needs
 from tests.support.ncu_data import decompress, rep
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
@@ -16,7 +17,7 @@ from tuiperf.model.attribution import NvtxIndex
 from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_data import decompress, rep
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model import ncu_verdict as V
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 #: SOLBottleneck's result titles -> the verdicts they mean
 TITLES = {

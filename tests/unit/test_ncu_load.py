@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.load.ncu_open import describe_ncu, open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

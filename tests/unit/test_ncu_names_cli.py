@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.data import unxz
 from tuiperf.cli import main
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tests.support.data import unxz
 from tuiperf.load.ncu_open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.load.progress import Progress
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"
 

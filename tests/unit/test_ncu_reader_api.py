@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import needs
 from tuiperf.errors import MissingToolError
 from tuiperf.load import ncu_rep
 
@@ -88,7 +89,7 @@ def test_a_package_names_its_own_version(tmp_path: Path) -> None:
 
 
 def test_the_installed_package_can_read() -> None:
-    mod = pytest.importorskip("ncu_report")
+    mod = needs.module("ncu_report")
     assert ncu_rep.can_read(mod)
 
 

@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA
+from tests.support import needs
 from tests.support.data import unxz
 from tuiperf.load import ncu_rep
 
-real = pytest.importorskip("ncu_report")
+real = needs.module("ncu_report")
 
 #: the IAction / IMetric methods tuiperf may call, of the newest reader
 ACTION = ("name", "metric_names", "metric_by_name", "nvtx_state", "rule_results",

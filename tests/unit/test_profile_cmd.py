@@ -11,17 +11,17 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DATA, NSYS_DATA, REPO
-from tests.support.cli import assert_one_line_error
+from tests.support import needs
+from tests.support.cli import PYTHON, assert_one_line_error
 from tests.support.data import unxz
 
-pytest.importorskip("torch")
+needs.module("torch")
 
 STANDIN = Path(__file__).parent / "standin" / "nsys"
 
@@ -73,7 +73,7 @@ def tuiperf(cwd: Path, *args: str, env: dict[str, str] | None = None,
             ) -> subprocess.CompletedProcess[str]:  # fmt: skip
     full = {**os.environ, "TUIPERF_NSYS": str(cwd / "no-nsys-here"), **(env or {})}
     full["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), full.get("PYTHONPATH"))))
-    return subprocess.run([sys.executable, "-m", "tuiperf", *args], capture_output=True,
+    return subprocess.run([PYTHON, "-m", "tuiperf", *args], capture_output=True,
                           text=True, cwd=cwd, env=full, timeout=300)  # fmt: skip
 
 
@@ -90,7 +90,7 @@ def whole_run(
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     work = tmp_path_factory.mktemp("whole")
     write(work, "train.py", TRAIN)
-    res = tuiperf(work, "profile", "--no-tui", "--no-cache", "--", sys.executable, "train.py", "4")
+    res = tuiperf(work, "profile", "--no-tui", "--no-cache", "--", PYTHON, "train.py", "4")
     return work, res
 
 
@@ -139,7 +139,7 @@ def test_a_second_run_does_not_overwrite(tmp_path: Path) -> None:
     first = tmp_path / "tuiperf_train_1.pt.trace.json.gz"
     first.write_bytes(b"not mine to overwrite")
     (tmp_path / "tuiperf_train_2.sqlite").write_bytes(b"nor this")  # any file of the stem
-    res = tuiperf(tmp_path, "profile", "--no-tui", "--no-cache", "--", sys.executable,
+    res = tuiperf(tmp_path, "profile", "--no-tui", "--no-cache", "--", PYTHON,
                   "train.py", "1")  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert first.read_bytes() == b"not mine to overwrite"
@@ -151,7 +151,7 @@ def test_steps_of_profile_steps(tmp_path: Path) -> None:
 
     write(tmp_path, "loop.py", TRAIN_STEPS)
     res = tuiperf(tmp_path, "profile", "--steps", "2", "--no-tui", "--no-cache", "--",
-                  sys.executable, "loop.py")  # fmt: skip
+                  PYTHON, "loop.py")  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "the steps of tuiperf.torch.profile_steps" in res.stderr
     assert not (tmp_path / "own.pt.trace.json.gz").exists()  # written where profile said
@@ -165,7 +165,7 @@ def test_steps_of_profile_steps(tmp_path: Path) -> None:
 
 
 def test_missing_script_is_one_line(tmp_path: Path) -> None:
-    res = tuiperf(tmp_path, "profile", "--no-tui", "--", sys.executable, "nope.py")
+    res = tuiperf(tmp_path, "profile", "--no-tui", "--", PYTHON, "nope.py")
     assert_one_line_error(res, 2)
     assert "nope.py: no such file" in res.stderr
     assert list(tmp_path.iterdir()) == []
@@ -184,7 +184,7 @@ def test_not_python_without_nsys_is_one_line(tmp_path: Path) -> None:
 
 def test_failing_program_keeps_what_was_captured(tmp_path: Path) -> None:
     write(tmp_path, "fails.py", TRAIN + "raise SystemExit(3)\n")
-    res = tuiperf(tmp_path, "profile", "--no-tui", "--no-cache", "--", sys.executable,
+    res = tuiperf(tmp_path, "profile", "--no-tui", "--no-cache", "--", PYTHON,
                   "fails.py", "2")  # fmt: skip
     assert res.returncode == 1
     report = tmp_path / "tuiperf_fails_1.pt.trace.json.gz"
@@ -202,7 +202,7 @@ def test_ctrl_c_is_clean_and_keeps_the_trace(tmp_path: Path) -> None:
     env = {**os.environ, "TUIPERF_NSYS": str(tmp_path / "none")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tuiperf", "profile", "--no-tui", "--", sys.executable, "slow.py"],
+        [PYTHON, "-m", "tuiperf", "profile", "--no-tui", "--", PYTHON, "slow.py"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
@@ -232,7 +232,7 @@ def test_without_no_tui_the_viewer_opens_the_report(
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setattr(open_tui, "has_terminal", lambda: True)
     monkeypatch.setattr(open_tui, "run_open", lambda argv: opened.append(argv) or 0)
-    assert main(["profile", "--no-cache", "--", sys.executable, "train.py", "1"]) == 0
+    assert main(["profile", "--no-cache", "--", PYTHON, "train.py", "1"]) == 0
     assert opened == [[str(tmp_path / "tuiperf_train_1.pt.trace.json.gz"), "--no-cache"]]
 
 
@@ -264,7 +264,7 @@ def test_nsys_flags_report_and_analysis(tmp_path: Path, standin: dict[str, str])
     work = tmp_path / "work"
     work.mkdir()
     write(work, "train.py", TRAIN)
-    res = tuiperf(work, "profile", "--no-tui", "--no-cache", "--", sys.executable, "train.py",
+    res = tuiperf(work, "profile", "--no-tui", "--no-cache", "--", PYTHON, "train.py",
                   "2", env=standin)  # fmt: skip
     assert res.returncode == 0, res.stderr
     call, export_call = logged(standin)
@@ -276,7 +276,7 @@ def test_nsys_flags_report_and_analysis(tmp_path: Path, standin: dict[str, str])
     base = work / "tuiperf_train_1"
     i = argv.index("-o")
     assert argv[i : i + 4] == ["-o", str(base), "-f", "false"]
-    assert argv[i + 4 :] == [sys.executable, "train.py", "2"]
+    assert argv[i + 4 :] == [PYTHON, "train.py", "2"]
     assert call["env"] == {"TUIPERF_PROFILE": "nsys"}
     assert "profiling with Nsight Systems (NVIDIA Nsight Systems version 2025.3.2" in res.stderr
     report = base.with_suffix(".nsys-rep")
@@ -302,14 +302,14 @@ def test_nsys_steps_and_an_older_nsys(tmp_path: Path, standin: dict[str, str]) -
     assert isinstance(argv, list)
     assert "--sample=none" in argv and not any("backtrace" in a for a in argv)
     assert "--capture-range=cudaProfilerApi" in argv and "--capture-range-end=stop" in argv
-    assert argv[-2:] == [sys.executable, "train.py"]  # a bare script runs with this Python
+    assert argv[-2:] == [PYTHON, "train.py"]  # a bare script runs with this Python
     assert call["env"] == {"TUIPERF_PROFILE": "nsys", "TUIPERF_PROFILE_STEPS": "3"}
     assert "no --python-backtrace" in res.stderr
 
 
 def test_nsys_failing_program(tmp_path: Path, standin: dict[str, str]) -> None:
     write(tmp_path, "train.py", TRAIN + "raise SystemExit(5)\n")
-    res = tuiperf(tmp_path, "profile", "--no-tui", "--", sys.executable, "train.py", "1",
+    res = tuiperf(tmp_path, "profile", "--no-tui", "--", PYTHON, "train.py", "1",
                   env=standin)  # fmt: skip
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]
@@ -334,7 +334,7 @@ def test_parse_target() -> None:
     assert boot[6:] == ["train.py", "--lr", "1"]
     m = parse_target(["/usr/bin/python3.12", "-m", "pkg.train_mod", "a"])
     assert (m.module, m.args, m.name) == ("pkg.train_mod", ("a",), "train_mod")
-    assert parse_target(["run.py"]).argv == [sys.executable, "run.py"]
+    assert parse_target(["run.py"]).argv == [PYTHON, "run.py"]
     other = parse_target(["torchrun", "--nproc-per-node", "2", "train.py"])
     assert other.python is None and other.name == "torchrun"
     with pytest.raises(UsageError):

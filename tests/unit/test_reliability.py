@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, REPO
+from tests.support import needs
 from tests.support.cli import cache_is_clean, digest
 
 Maker = Callable[[Path, Path], Path]
@@ -144,7 +145,7 @@ def test_bad_input_every_command(
 def test_bad_input_ncu(
     case: str, tmp_path: Path, nsys_dir: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("ncu_report")
+    needs.module("ncu_report")
     bad = BAD[case](tmp_path, nsys_dir / "vit_range.sqlite")
     before = digest(bad)
     code, out, err = run(["ncu", str(bad), "--cache-dir", str(tmp_path / "c")], capfd)

@@ -10,7 +10,9 @@ import numpy as np
 import pyarrow.compute as pc
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.support import needs
+
+torch = needs.module("torch")
 
 import tuiperf.torch as tt  # noqa: E402
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.support import needs
+
+torch = needs.module("torch")
 
 import tuiperf.torch as tt  # noqa: E402
 

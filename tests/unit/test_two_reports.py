@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import nsys_path
+from tests.support import needs
 from tests.support.ncu_data import decompress, rep
 from tuiperf.cli import main
 
-pytest.importorskip("ncu_report")
+needs.module("ncu_report")
 
 
 @pytest.fixture(scope="module")

@@ -71,8 +71,9 @@ def parse_target(cmd: list[str]) -> Target:
         raise UsageError("no program given: tuiperf profile [OPTIONS] -- python train.py ARGS")
     first = cmd[0]
     if first.endswith(".py"):
-        return Target([sys.executable, *cmd], sys.executable, (), Path(first), None,
-                      tuple(cmd[1:]))  # fmt: skip
+        # absolute: found through a relative PATH entry, sys.executable is relative too
+        python = os.path.abspath(sys.executable)
+        return Target([python, *cmd], python, (), Path(first), None, tuple(cmd[1:]))
     if not _PYTHON.match(os.path.basename(first)):
         return Target(list(cmd))
     flags: list[str] = []
