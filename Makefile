@@ -5,7 +5,7 @@ STAMP_RUN := $(VENV)/.stamp-run
 STAMP_DEV := $(VENV)/.stamp-dev
 TORCH_WHEELS ?= /opt/wheels
 
-.PHONY: demo test check lint bench screenshots clean
+.PHONY: demo test check lint bench screenshots clean mutation
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 		wheel=$$(ls $(TORCH_WHEELS)/torch-*+cpu-*.whl 2>/dev/null | head -n 1); \
 		if [ -n "$$wheel" ]; then $(BIN)/python -m pip install -q "$$wheel"; fi; fi
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	@command -v tmux >/dev/null || (apt-get install -y -q tmux || (apt-get update -qq && apt-get install -y -q tmux)) >/dev/null 2>&1 || echo "note: tmux not installed; the end-to-end terminal test will be skipped"
+	@command -v tmux >/dev/null || (apt-get install -y -q tmux || (apt-get update -qq && apt-get install -y -q tmux)) >/dev/null 2>&1 || echo "note: tmux not installed; the end-to-end terminal test will be skipped (and fail in CI)"
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
@@ -42,6 +42,13 @@ check: test
 
 bench: $(STAMP_DEV)
 	$(BIN)/python bench/run.py
+
+# Mutation testing of the core modules (mutmut), each against its own tests in a scratch
+# copy: run before a change to one of them lands (not in CI: up to 15 min a module).
+# `make mutation MODULES="step_budget diff"` for some; bench/mutation.md reads the results.
+MODULES ?=
+mutation: $(STAMP_DEV)
+	$(BIN)/python bench/mutation.py $(MODULES)
 
 # A 20M-kernel report (vit_range tiled x8000, 3.7 GiB): first screen, convert, peak RSS.
 .PHONY: bench-scale
