@@ -109,42 +109,52 @@ def is_fix(name: str) -> bool:
 NUM = r"([0-9]+(?:\.[0-9]+)?)"
 
 
-def log_times(path: Path) -> dict[str, list[float]]:
-    """STEADY_STEP_MS values of a log, split into runs with nsys and without.
+def last_value(text: str, tag: str) -> float | None:
+    vals = re.findall(rf"^{tag}\W+{NUM}", text, re.M)
+    return float(vals[-1]) if vals else None
 
-    A value counts as "nsys" when its own line, or the last line before it that names a run
-    (mentions nsys, plain, bare or baseline), says nsys without negating it."""
-    out: dict[str, list[float]] = {"plain": [], "nsys": []}
+
+def log_times(data: Path, name: str) -> dict[str, Any]:
+    """STEADY_STEP_MS (and BATCH) without nsys and under nsys: from `<name>.plain.log` /
+    `<name>.nsys.log` (capture.sh), else from one `<name>.log` (see combined_log)."""
+    plain, nsys = data / f"{name}.plain.log", data / f"{name}.nsys.log"
+    if plain.exists() or nsys.exists():
+        out: dict[str, Any] = {}
+        for key, path in (("plain", plain), ("nsys", nsys)):
+            text = path.read_text(errors="replace") if path.exists() else ""
+            out[key] = last_value(text, "STEADY_STEP_MS")
+            out.setdefault("batch", last_value(text, "BATCH"))
+        return out
+    return combined_log(data / f"{name}.log")
+
+
+def combined_log(path: Path) -> dict[str, Any]:
+    """A log holding both runs: a STEADY_STEP_MS value is "nsys" when its line, or the last
+    line before it that names a run (mentions nsys, plain, bare or without), says nsys without
+    negating it."""
+    out: dict[str, Any] = {"plain": None, "nsys": None, "batch": None}
     if not path.exists():
         return out
     ctx = ""
-    for line in path.read_text(errors="replace").splitlines():
+    text = path.read_text(errors="replace")
+    out["batch"] = last_value(text, "BATCH")
+    for line in text.splitlines():
         m = re.search(rf"STEADY_STEP_MS\W*{NUM}", line)
         if m is None:
             if re.search(r"nsys|plain|bare|without|no[-_ ]?prof", line, re.I):
                 ctx = line
             continue
         head = line[: m.start()] + line[m.end() :]
-        out[
-            "nsys" if under_nsys(head if re.search("nsys", head, re.I) else ctx) else "plain"
-        ].append(float(m.group(1)))
+        run = "nsys" if under_nsys(head if re.search("nsys", head, re.I) else ctx) else "plain"
+        out[run] = float(m.group(1))
     return out
 
 
 def under_nsys(text: str) -> bool:
     if not re.search("nsys", text, re.I):
         return False
-    return not re.search(
-        r"no[-_ ]?nsys|without[-_ ]?nsys|nsys\s*[=:]\s*(0|no|false|off)", text, re.I
-    )
-
-
-def median(xs: list[float]) -> float | None:
-    if not xs:
-        return None
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+    neg = r"no[-_ ]?nsys|without[-_ ]?nsys|nsys\s*[=:]\s*(0|no|false|off)"
+    return not re.search(neg, text, re.I)
 
 
 # ----------------------------------------------------------------------------- the two sides
@@ -156,7 +166,7 @@ class Row:
     gt: dict[str, Any]
     tp: dict[str, Any]
     expected: str = ""
-    log: dict[str, list[float]] = field(default_factory=dict)
+    log: dict[str, Any] = field(default_factory=dict)
 
 
 def run_tuiperf(path: Path) -> dict[str, Any]:
@@ -203,12 +213,16 @@ def run_ground_truth(path: Path) -> dict[str, Any]:
 
 
 def expected(name: str) -> str:
-    """The program's own 'Expected bottleneck:' sentence, when its source is in programs/."""
-    src = HERE / "programs" / f"{name}.py"
-    if not src.exists():
+    """The program's own 'Expected bottleneck:' sentence, from the longest programs/<p>.py whose
+    name starts `name` (variants: `<p>_fix`, `<p>_node`)."""
+    progs = sorted(
+        (p for p in (HERE / "programs").glob("*.py") if name.startswith(p.stem)),
+        key=lambda p: -len(p.stem),
+    )
+    if not progs:
         return ""
-    m = re.search(r"Expected bottleneck:\s*(.+?)(?:\n\s*\n|$)", src.read_text(), re.S)
-    return " ".join(m.group(1).split())[:140] if m else ""
+    m = re.search(r"Expected bottleneck:\s*(.+?)(?:\n\s*\n|$)", progs[0].read_text(), re.S)
+    return " ".join(m.group(1).split())[:160] if m else ""
 
 
 def collect(data: Path) -> list[Row]:
@@ -219,16 +233,8 @@ def collect(data: Path) -> list[Row]:
         rows = []
         for name, p in plain.items():
             gt = run_ground_truth(p)
-            base = name.removesuffix("_fixed").removesuffix("_fix")
-            rows.append(
-                Row(
-                    name,
-                    gt,
-                    futures[name].result(),
-                    expected(base),
-                    log_times(data / f"{name}.log"),
-                )
-            )
+            tp = futures[name].result()
+            rows.append(Row(name, gt, tp, expected(name), log_times(data, name)))
     return rows
 
 
@@ -262,14 +268,20 @@ class Pair:
     fix: Row
 
     @property
+    def work_ratio(self) -> float:
+        """Base batch / fix batch: the fix's step time scaled to the base step's work."""
+        a, b = self.base.log.get("batch"), self.fix.log.get("batch")
+        return a / b if a and b else 1.0
+
+    @property
     def measured_plain(self) -> float | None:
-        a, b = median(self.base.log.get("plain", [])), median(self.fix.log.get("plain", []))
-        return (a - b) * 1e6 if a is not None and b is not None else None
+        a, b = self.base.log.get("plain"), self.fix.log.get("plain")
+        return (a - b * self.work_ratio) * 1e6 if a is not None and b is not None else None
 
     @property
     def measured_capture(self) -> float | None:
         a, b = self.base.gt.get("step_ns"), self.fix.gt.get("step_ns")
-        return float(a - b) if a is not None and b is not None else None
+        return float(a - b * self.work_ratio) if a is not None and b is not None else None
 
     @property
     def measured(self) -> float | None:
@@ -389,7 +401,9 @@ def render(rows: list[Row], ps: list[Pair], data: Path) -> tuple[str, bool]:
         f"Captures: `{data}`. Ground truth: `bench/advice/ground_truth.py` (independent of "
         "tuiperf; its rules are in its docstring). Written by `bench/advice/compare.py`.",
         "Savings are per step. 'Measured' is base minus fix STEADY_STEP_MS without nsys when the "
-        "logs have it, else the ground truth's GPU-side step time difference of the captures.",
+        "logs have it, else the ground truth's GPU-side step time difference of the captures; "
+        "when the fix changes the batch (BATCH in the logs), the fix's step time is first scaled "
+        "to the base batch (base - fix x base batch / fix batch).",
         "",
         "## Summary",
         "",

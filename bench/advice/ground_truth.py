@@ -11,10 +11,11 @@ step unless named a share.
    `ProfilerStep#N` on the thread that has most of them (`step_source` "nvtx"). Otherwise
    (`step_source` "period (P launches)") the loop is found in the GPU work: the ops' launch calls
    in order form a name sequence; the period P is the smallest candidate (the modal distance
-   between repeats of some name) whose P-long windows over the last half of the run hold the same
-   multiset of names (>= 80 % of windows) and, when the run has backward kernels, each contain
-   one (a layer repeats too, but its windows differ between forward and backward). Boundaries:
-   the phase of the period after the largest median CPU pause between two launches, then every
+   between repeats of some name) whose P-long windows over the last half of the run (else the
+   last 1/4, 1/8, 1/16, 1/32: a compile warm-up can fill most of the run) hold the same multiset
+   of names (>= 80 % of windows) and, when that part has backward kernels, each contain one
+   (a layer repeats too, but its windows differ between forward and backward). Boundaries: the
+   phase of the period after the largest median CPU pause between two launches, then every
    occurrence of the shortest name n-gram at that phase that recurs once per period.
    Dropped: the first step, then any leading step >= 1.5x the median (warm-up, compile), steps
    the capture cuts (unfinished range, or later than the capture end) and steps without GPU work.
@@ -522,6 +523,7 @@ def launch_sequence(cap: Capture, pid: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def candidate_periods(key: np.ndarray) -> list[int]:
+    """Modal distances between repeats of each name that repeats >= 4 times."""
     out = set()
     order = np.argsort(key, kind="stable")
     k = key[order]
@@ -534,55 +536,71 @@ def candidate_periods(key: np.ndarray) -> list[int]:
     return sorted(p for p in out if 2 <= p <= len(key) // 3)
 
 
-def windows_agree(key: np.ndarray, p: int, back: np.ndarray) -> bool:
-    """Do P-long windows over the last half hold the same names (and a backward kernel)?"""
-    half = key[len(key) // 2 :]
-    n = len(half) // p
+def windows_agree(key: np.ndarray, p: int, back: np.ndarray, cut: int) -> bool:
+    """Do P-long windows over key[cut:] hold the same names (and each a backward kernel when
+    that part of the run has any)?"""
+    tail = key[cut:]
+    n = len(tail) // p
     if n < 3:
         return False
-    sigs = [tuple(sorted(Counter(half[i * p : (i + 1) * p].tolist()).items())) for i in range(n)]
+    sigs = [tuple(sorted(Counter(tail[i * p : (i + 1) * p].tolist()).items())) for i in range(n)]
     _, count = Counter(sigs).most_common(1)[0]
     if count < 0.8 * n:
         return False
-    if back.any():
-        bh = back[len(key) // 2 :]
-        has = [bh[i * p : (i + 1) * p].any() for i in range(n)]
+    bt = back[cut:]
+    if bt.any():
+        has = [bt[i * p : (i + 1) * p].any() for i in range(n)]
         return sum(has) >= 0.9 * n
     return True
 
 
-def find_period(key: np.ndarray, back: np.ndarray) -> int:
-    for p in candidate_periods(key):
-        if windows_agree(key, p, back):
-            return p
-    return 0
+def find_period(key: np.ndarray, back: np.ndarray) -> tuple[int, int]:
+    """(period, start of the tail it was found in); the last half first, then shorter tails
+    (a long compile warm-up can fill the first half and more)."""
+    for frac in (2, 4, 8, 16, 32):
+        cut = len(key) - len(key) // frac
+        for p in candidate_periods(key[cut:]):
+            if windows_agree(key, p, back, cut):
+                return p, cut
+    return 0, 0
 
 
-def boundary_phase(cap: Capture, idx: np.ndarray, p: int) -> int:
+def boundary_phase(cap: Capture, idx: np.ndarray, p: int, cut: int) -> int:
     """Phase in the period where the CPU pauses longest before a launch (median over periods)."""
     a = cap.ops.api[idx]
     gap = np.zeros(len(idx))
     gap[1:] = cap.api.start[a[1:]] - cap.api.end[a[:-1]]
-    half = len(idx) // 2
-    tail = gap[half : half + (len(idx) - half) // p * p].reshape(-1, p)
-    phase = int(np.argmax(np.median(tail, axis=0)))
-    return (half + phase) % p
+    tail = gap[cut : cut + (len(idx) - cut) // p * p].reshape(-1, p)
+    return (cut + int(np.argmax(np.median(tail, axis=0)))) % p
 
 
-def marker_positions(key: np.ndarray, p: int, phase: int) -> np.ndarray:
+def marker_positions(key: np.ndarray, p: int, phase: int, cut: int) -> np.ndarray:
     """Positions of the shortest n-gram starting at `phase` that occurs once per period."""
-    half = len(key) // 2
-    ref = half + (phase - half) % p
+    ref = cut + (phase - cut) % p
     for n in range(1, min(p, 16) + 1):
         gram = key[ref : ref + n]
         if len(gram) < n:
             break
         win = np.lib.stride_tricks.sliding_window_view(key, n)
         pos = np.flatnonzero((win == gram).all(axis=1))
-        tail = pos[pos >= half]
+        tail = pos[pos >= cut]
         if len(tail) and np.all(np.diff(tail) == p):
-            return pos
+            return periodic_run(pos, p)
     return np.arange(ref % p, len(key), p)
+
+
+def periodic_run(pos: np.ndarray, p: int) -> np.ndarray:
+    """The occurrences that continue the period backwards from the last one: closer repeats
+    are skipped (the same ops before the loop), a gap over 2P ends the run (a warm-up step)."""
+    keep = [int(pos[-1])]
+    for q in pos[::-1][1:].tolist():
+        gap = keep[-1] - q
+        if gap < p // 2:
+            continue
+        keep.append(q)
+        if gap > 2 * p:
+            break
+    return np.array(keep[::-1])
 
 
 def steps_from_period(cap: Capture) -> Steps | None:
@@ -591,10 +609,10 @@ def steps_from_period(cap: Capture) -> Steps | None:
     if len(idx) < 12:
         return None
     back = np.array([bool(BACKWARD_RE.search(cap.kname.get(int(k), ""))) for k in key])
-    p = find_period(key, back)
+    p, cut = find_period(key, back)
     if not p:
         return None
-    pos = marker_positions(key, p, boundary_phase(cap, idx, p))
+    pos = marker_positions(key, p, boundary_phase(cap, idx, p, cut), cut)
     a = cap.ops.api[idx[pos]]
     s = cap.api.start[a]
     e = np.append(s[1:], -1)  # the last one is cut by the capture end
