@@ -48,10 +48,12 @@ def _spans(name: str, pattern: str) -> list[tuple[float, float]]:
 
 
 def _steady_steps(name: str) -> list[tuple[float, float]]:
-    """ProfilerStep ranges but the first (warm-up, as the rules count them)."""
+    """ProfilerStep ranges, the first left out when it is warm-up: over 1.5x the median of
+    the others (torch.profiler records after its own warm-up phase)."""
     steps = _spans(name, _STEP.pattern)
     assert len(steps) >= 3, "the loop needs a warm-up step and two steady ones"
-    return steps[1:]
+    dur = [b - a for a, b in steps]
+    return steps[1:] if dur[0] > 1.5 * statistics.median(dur[1:]) else steps
 
 
 def _inside(ts: float, spans: list[tuple[float, float]]) -> bool:

@@ -7,6 +7,8 @@ import functools
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.data import unxz
 from tuiperf.analysis.diff import FASTER, UNKNOWN
 from tuiperf.analysis.diff_view import SECTIONS, DiffView, by_change, lanes_to_show
@@ -39,7 +41,7 @@ def test_the_shown_steps_are_typical_and_share_one_scale() -> None:
         gap = abs(step.wall_ns - side.median_ns)
         assert all(gap <= abs(w - side.median_ns) for w in side.steps_ns)
     vps = [v.viewport(w, v.lanes[w], 100) for w in (0, 1)]
-    assert vps[0].span == vps[1].span == v.span_ns()
+    assert vps[0].span == pytest.approx(vps[1].span) == pytest.approx(v.span_ns())
     steps = [v.step(0), v.step(1)]
     cols = [vp.col_of(s.start_ns) for vp, s in zip(vps, steps, strict=True) if s]
     assert len(cols) == 2 and cols[0] == cols[1] and 0 <= cols[0] < 5  # after a margin

@@ -48,6 +48,7 @@ PART_OF_RULE = {
     "cuda_memcpy_async": "copy",
     "layout_conversion": "compute",
     "fp32_no_tensor_cores": "compute",
+    "misaligned_gemm": "compute",
     "gpu_bound": "compute",
     "copy_bound": "copy",
 }

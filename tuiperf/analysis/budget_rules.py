@@ -25,6 +25,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
+from tuiperf.analysis.run_facts import RunFacts, run_facts
 from tuiperf.analysis.step_budget import SHORT, Budget
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -143,7 +144,8 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
         nums["hot_op_self_ns_per_step"] = hot.self_ns_per_step
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
-    fix = _cpu_fix(nums, hot.name if "hot_op_self_ns_per_step" in nums and hot else "")
+    hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
+    fix = _cpu_fix(nums, hot_name, run_facts(ctx))
     found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
     rows = _steady_kernels(ctx, b)
     return [sites.name_sites(found, ctx, "kernels", rows, "Most kernels are launched from")]
@@ -169,8 +171,11 @@ def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
     }
 
 
-def _cpu_fix(n: dict[str, float], hot_op: str = "") -> Fix:
-    """The PyTorch levers in order, each with the numbers that justify it."""
+def _cpu_fix(n: dict[str, float], hot_op: str = "", facts: RunFacts | None = None) -> Fix:
+    """The PyTorch levers in order, each with the numbers that justify it; none the run
+    already uses (CUDA graphs, a fused optimizer), and inference levers for inference."""
+    if facts is not None and facts.inference:
+        return _inference_fix(n, facts)
     cpu, gpu = fmt.duration(n["cpu_ns_per_kernel"]), fmt.duration(n["mean_kernel_ns"])
     first = (
         [
@@ -181,21 +186,28 @@ def _cpu_fix(n: dict[str, float], hot_op: str = "") -> Fix:
         if hot_op
         else []
     )
+    graphs = facts is not None and facts.graphs
     levers = [
         *first,
         f"1) a bigger batch: each kernel costs ~{cpu} of CPU and runs ~{gpu} on the GPU; "
         "more samples per kernel raise GPU time at about the same CPU cost;",
-        f'2) torch.compile(mode="reduce-overhead") / CUDA graphs: '
+        f"2) the CUDA graphs the run already replays: capture more of the step in them "
+        f"({n['kernels_per_step']:,.0f} launches a step are still outside);"
+        if graphs
+        else f'2) torch.compile(mode="reduce-overhead") / CUDA graphs: '
         f"{n['kernels_per_step']:,.0f} launches a step (~{fmt.duration(n['launch_call_ns'])} "
         "of launch call each) replayed as one graph;",
     ]
-    if n["optimizer_kernels_per_step"]:
+    if facts is not None and facts.fused_optimizer:
+        pass  # the optimizer is fused already
+    elif n["optimizer_kernels_per_step"]:
         levers.append(
             f"3) foreach/fused optimizers: the optimizer issues "
             f"{n['optimizer_kernels_per_step']:,.0f} kernels a step;"
         )
     else:
         levers.append("3) foreach/fused optimizers (fused=True): a few kernels for all parameters;")
+    levers = [_renumber(x, i) for i, x in enumerate(levers, 0 if hot_op else 1)]
     levers.append(
         f"4) fewer small ops: {n['small_kernel_share']:.0%} of the kernels run under "
         f"{fmt.duration(SMALL_KERNEL_NS)} (fuse elementwise ops, avoid per-element Python loops)."
@@ -206,8 +218,43 @@ def _cpu_fix(n: dict[str, float], hot_op: str = "") -> Fix:
         if hot_op
         else "The GPU waits on Python/launch overhead"
     )
-    return Fix(f"{lead}. In order: " + " ".join(levers),
-               base.snippet)  # fmt: skip
+    snippet = base.snippet
+    if graphs:
+        snippet = "\n".join(ln for ln in snippet.splitlines() if "torch.compile" not in ln)
+    if facts is not None and facts.fused_optimizer:
+        snippet = "\n".join(ln for ln in snippet.splitlines() if "fused=True" not in ln)
+    return Fix(f"{lead}. In order: " + " ".join(levers), snippet)
+
+
+def _renumber(lever: str, i: int) -> str:
+    """`3) …` -> `{i}) …` (levers left out leave no gap in the numbering)."""
+    head, _, rest = lever.partition(") ")
+    return f"{i}) {rest}" if head.isdigit() else lever
+
+
+#: what an inference loop's CPU-bound fix says (no optimizer, no training step)
+_INFERENCE_SNIPPET = (
+    'model.generation_config.cache_implementation = "static"   # a fixed-shape KV cache\n'
+    'model.forward = torch.compile(model.forward, mode="reduce-overhead")   # CUDA graphs\n'
+    'out = model.generate(**tokenizer(prompts, return_tensors="pt", padding=True).to("cuda"))'
+)
+
+
+def _inference_fix(n: dict[str, float], facts: RunFacts) -> Fix:
+    """Levers of a launch-bound inference loop (no backward pass, no optimizer)."""
+    graphs = (
+        "capture more of each call in the CUDA graphs the run already replays"
+        if facts.graphs
+        else 'a static KV cache + torch.compile(mode="reduce-overhead") (CUDA graphs): '
+        f"{n['kernels_per_step']:,.0f} launches a step replayed as one graph"
+    )
+    text = (
+        "This is inference (no backward pass, no optimizer): each call is launch-bound, the "
+        f"GPU runs ~{fmt.duration(n['mean_kernel_ns'])} per kernel against "
+        f"~{fmt.duration(n['cpu_ns_per_kernel'])} of CPU. In order: 1) batch requests "
+        f"(several prompts per call: the same launches do more work); 2) {graphs}."
+    )
+    return Fix(text, _INFERENCE_SNIPPET)
 
 
 def gpu_bound(ctx: Ctx) -> list[Finding]:

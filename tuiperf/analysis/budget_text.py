@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tuiperf.analysis.step_budget import LABELS, PARTS, SHORT, Budget, Parts
+from tuiperf.analysis.step_budget import BASES, LABELS, PARTS, SHORT, Budget, Parts
 from tuiperf.model import fmt
 
 #: one colour and one glyph per part: the glyph carries the part without colour
@@ -81,13 +81,33 @@ def legend(parts: Parts, ascii_only: bool = False) -> Text:
 def headline(b: Budget) -> str:
     st = b.steady
     d = b.main
-    med = int(np.median([s.parts.wall_ns for s in d.steps]))
     dev = f" · device {d.device} of {len(b.devices)}" if len(b.devices) > 1 else ""
     return (
         f"Step budget · {b.n_steady} steady-state steps ({b.steady_labels}; found from "
-        f"{b.method_text}) · median step {fmt.duration(med)}{dev} · GPU busy "
+        f"{b.method_text}) · step {fmt.duration(b.step_ns)}{dev} · GPU busy "
         f"{st.pct('busy'):.1f}%, idle {st.pct('idle'):.1f}%"
     )
+
+
+def step_line(b: Budget) -> str:
+    """What a step costs and what it is measured over; the queue ahead of the GPU; how
+    sure the steps are."""
+    out = f"A step costs {fmt.duration(b.step_ns)}: the steady span over {b.n_steady} steps"
+    s = b.step
+    if s is not None:
+        out += f", measured over {BASES[s.basis]}"
+        if s.basis == "gpu_span":
+            out += (
+                f". The CPU ranges' median is {fmt.duration(s.cpu_median_ns)}: the CPU "
+                f"queues work {fmt.duration(s.lag_ns)} ahead of the GPU (median), which "
+                "sync points then drain"
+            )
+        out += f". Queue ahead of each GPU op: {fmt.duration(s.queue_ns)} (median)."
+    else:
+        out += "."
+    if b.confidence != "high":
+        out += f" Steps inferred with {b.confidence} confidence: {b.confidence_reason}."
+    return out
 
 
 def table(b: Budget) -> Table:
@@ -110,7 +130,7 @@ def table(b: Budget) -> Table:
 
 def footnotes(b: Budget) -> list[str]:
     st, d = b.steady, b.main
-    out = []
+    out = [step_line(b)]
     if st.overlap_ns:
         out.append(
             f"GPU work overlapped {fmt.duration(st.overlap_ns)} across streams (counted once)."

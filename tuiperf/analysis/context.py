@@ -94,6 +94,13 @@ class Ctx:
         return int(A.ints(k, "duration").sum()) if k.num_rows else 0
 
     @cached_property
+    def compute_time_ns(self) -> int:
+        """Kernel time plus whole CUDA graph executions (whose kernels nsys's default graph
+        trace mode does not record one by one): the GPU compute time shares are of."""
+        g = self.table("graphs")
+        return self.kernel_time_ns + (int(A.ints(g, "duration").sum()) if g.num_rows else 0)
+
+    @cached_property
     def _api_keys(self) -> np.ndarray:
         api = self.table("api")
         return A.pid_corr_key(A.ints(api, "pid", -1), A.ints(api, "correlation_id", -1))

@@ -26,6 +26,8 @@ TITLES: dict[str, str] = {
     "tiny_optimizer_kernels": "Many tiny optimizer kernels",
     "alloc_churn": "cudaMalloc/cudaFree inside training steps",
     "exposed_comm": "Exposed communication: collectives no compute hides",
+    "graphs_untraced": "CUDA graphs traced whole: their kernels are not in the report",
+    "misaligned_gemm": "Misaligned or fallback matrix-multiply kernels",
     # readings of Nsight Compute sections
     "memory_bound": "Memory-bound kernel",
     "compute_bound": "Compute-bound kernel",
@@ -159,6 +161,18 @@ with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
         "The optimizer updates each parameter with its own small kernels. Use the foreach or "
         "fused implementation: a few kernels for all parameters.",
         "opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)   # or foreach=True",
+    ),
+    "graphs_untraced": Fix(
+        "Capture again with kernel detail inside the graphs to see which kernels take their "
+        "time (a little more tracing overhead per launch).",
+        "nsys profile --cuda-graph-trace=node -t cuda,nvtx,osrt -o run python train.py",
+    ),
+    "misaligned_gemm": Fix(
+        "Pad the dimension to a multiple of 8 (bf16/fp16; 4 for TF32), 64 for the best tiles: "
+        "an odd vocabulary (50257 -> 50304), hidden size or sequence length. The padded "
+        "logits/rows can be masked or dropped.",
+        """config.vocab_size = 50304   # 50257 rounded up to a multiple of 64
+model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)   # HF transformers""",
     ),
     "alloc_churn": Fix(
         "Steady-state steps should not call cudaMalloc/cudaFree: the caching allocator is "

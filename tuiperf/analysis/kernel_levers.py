@@ -149,9 +149,18 @@ def lever(kind: str, cat: str) -> str:
     return _LEVERS.get((kind, cat)) or _LEVERS.get((kind, "*")) or _LEVERS[("other", "*")]
 
 
-def fix_for_kernel(rule_id: str, kernel_name: str, section: str = "") -> Fix:
-    """The PyTorch-level change that acts on `rule_id`'s metric for this kind of kernel."""
+def fix_for_kernel(
+    rule_id: str, kernel_name: str, section: str = "", low_precision: bool = False
+) -> Fix:
+    """The PyTorch-level change that acts on `rule_id`'s metric for this kind of kernel;
+    with `low_precision` (the run's GEMMs already run in bf16/fp16/TF32) no autocast."""
     kind = kernel_kind(kernel_name)
     where = f" (ncu section: {section})" if section else ""
     text = f"It is {KIND_TEXT[kind]} {lever(kind, category(rule_id))}{where}"
-    return Fix(text, _SNIPPETS.get(kind, ""))
+    snippet = _SNIPPETS.get(kind, "")
+    if low_precision:
+        text += " The run already computes its matrix products in a low precision on tensor cores."
+        snippet = "\n".join(
+            ln for ln in snippet.splitlines() if "autocast" not in ln and "loss_fn(" not in ln
+        )
+    return Fix(text, snippet)

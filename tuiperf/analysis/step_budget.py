@@ -72,11 +72,12 @@ SYNC_API = re.compile(
     re.IGNORECASE,
 )
 #: OS runtime calls where a loop thread waits on DataLoader workers (pipes, sockets,
-#: semaphores of the pin-memory queue); pthread_cond_wait is left out: the main thread
+#: semaphores of the pin-memory queue, munmap of a received batch's shared memory);
+#: pthread_cond_wait is left out: the main thread
 #: waits in it for the autograd engine during backward()
 DATALOADER_WAIT = re.compile(
     r"^(poll|ppoll|select|pselect6?|epoll_p?wait|recv|recvmsg|recvfrom|read"
-    r"|sem_timedwait|sem_clockwait)$",
+    r"|sem_timedwait|sem_clockwait|munmap)$",
     re.IGNORECASE,
 )
 

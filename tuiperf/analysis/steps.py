@@ -246,7 +246,9 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
 
 #: kernels of a backward pass and of an optimizer: a training iteration has both
 BACKWARD_KERNEL = re.compile(r"backward|bwd|dgrad|wgrad|_grad_|grad_input|grad_weight", re.I)
-OPTIMIZER_KERNEL = re.compile(r"multi_tensor_apply|adam|sgd|lamb|lion|optimizer", re.I)
+OPTIMIZER_KERNEL = re.compile(
+    r"multi_tensor_apply|adam|\bsgd|_sgd|lamb(?!da)|\blion|optimizer|foreach_", re.I
+)
 #: a pattern's repeats are regular when their kernel counts stay this close to the median
 PATTERN_COUNT_SPREAD = 0.1
 

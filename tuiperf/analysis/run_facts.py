@@ -1,0 +1,88 @@
+"""What the run already does, read from its kernel names: precision, compilation, CUDA
+graphs, the optimizer's implementation, training or inference.
+
+Advice must not name a change the run has made already (autocast in a bf16 run,
+`fused=True` for a fused optimizer, torch.compile for a compiled model), and must speak of
+inference levers when there is no backward pass. Pure data: no printing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.steps import BACKWARD_KERNEL, OPTIMIZER_KERNEL
+from tuiperf.model import arrays as A
+
+#: matrix-multiply and convolution kernels (cuBLAS, CUTLASS, cuDNN, Hopper's nvjet)
+GEMM = re.compile(r"gemm|conv|fprop|dgrad|wgrad|nvjet|cutlass|xmma|matmul|Kernel2", re.I)
+#: GEMMs on tensor cores in a low precision (bf16/fp16/fp8/int8) or TF32
+LOW_PRECISION = re.compile(
+    r"tf32|bf16|f16|fp16|half|hmma|gmma|s1688|s16816|i8|int8|e4m3|e5m2|nvjet_.*_[hv]_", re.I
+)
+#: fp32 GEMMs on the CUDA cores (FFMA, SIMT)
+FP32_SIMT = re.compile(r"sgemm|ffma|simt|f32f32_f32f32_f32|scudnn", re.I)
+#: a fused optimizer (one kernel set for all parameters: torch's fused=True, apex)
+FUSED_OPTIMIZER = re.compile(r"fused_?adam|FusedAdam|fused_?sgd|FusedSgd|fused_?lamb", re.I)
+#: torch.compile's generated kernels
+TRITON = re.compile(r"^triton_|\btriton_", re.I)
+#: at least this share of GEMM time in low precision: the run already uses it
+ALREADY_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    gemm_ns: int  # GEMM/conv kernel time
+    low_precision_ns: int  # of it, on tensor cores in bf16/fp16/TF32/fp8
+    fp32_simt_ns: int  # of it, fp32 on the CUDA cores
+    compiled: bool  # torch.compile's Triton kernels ran
+    graph_ns: int  # CUDA graph executions traced whole (kernels inside not traced)
+    graph_kernels: int  # kernels traced inside graphs (--cuda-graph-trace=node)
+    fused_optimizer: bool
+    backward: bool  # backward-pass kernels ran
+    optimizer: bool  # optimizer kernels ran
+
+    @property
+    def low_precision(self) -> bool:
+        """The GEMMs already run in a low precision (or TF32) on tensor cores."""
+        return self.gemm_ns > 0 and self.low_precision_ns >= ALREADY_SHARE * self.gemm_ns
+
+    @property
+    def graphs(self) -> bool:
+        return self.graph_ns > 0 or self.graph_kernels > 0
+
+    @property
+    def inference(self) -> bool:
+        """No backward pass and no optimizer: the run does not train."""
+        return not (self.backward or self.optimizer)
+
+
+def run_facts(ctx: Ctx) -> RunFacts:
+    cache = ctx.__dict__.setdefault("_run_facts", [])
+    if not cache:
+        cache.append(_read(ctx))
+    return cache[0]
+
+
+def _read(ctx: Ctx) -> RunFacts:
+    k = ctx.table("kernels")
+    dur = A.ints(k, "duration") if k.num_rows else np.zeros(0, np.int64)
+    gemm = A.name_mask(k, "name", GEMM) if k.num_rows else np.zeros(0, bool)
+    low = gemm & A.name_mask(k, "name", LOW_PRECISION) if k.num_rows else gemm
+    simt = gemm & ~low & A.name_mask(k, "name", FP32_SIMT) if k.num_rows else gemm
+    g = ctx.table("graphs")
+    node = A.ints(k, "graph_node_id", -1) if "graph_node_id" in k.schema.names else dur * 0 - 1
+    return RunFacts(
+        gemm_ns=int(dur[gemm].sum()),
+        low_precision_ns=int(dur[low].sum()),
+        fp32_simt_ns=int(dur[simt].sum()),
+        compiled=bool(k.num_rows and A.name_mask(k, "short_name", TRITON).any()),
+        graph_ns=int(A.ints(g, "duration").sum()) if g.num_rows else 0,
+        graph_kernels=int((node >= 0).sum()),
+        fused_optimizer=bool(k.num_rows and A.name_mask(k, "name", FUSED_OPTIMIZER).any()),
+        backward=bool(k.num_rows and A.name_mask(k, "name", BACKWARD_KERNEL).any()),
+        optimizer=bool(k.num_rows and A.name_mask(k, "name", OPTIMIZER_KERNEL).any()),
+    )
