@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.support.tiny import busy_grid
 from tuiperf.analysis import interval_sets as S
-from tuiperf.analysis.intervals import Union
+from tuiperf.analysis.intervals import Union, overlap_sum
 
 GRID = 300
 spans = st.lists(st.tuples(st.integers(0, 250), st.integers(0, 40)), min_size=0, max_size=25)
@@ -93,3 +93,26 @@ def test_empty_and_single(n: int) -> None:
     assert u.busy(np.array([0]), np.array([100])).tolist() == [5 * n]
     assert S.member(u, np.array([0, 4, 5])).tolist() == [n == 1, n == 1, False]
     assert S.segments([])[0].tolist() == []
+
+
+def test_results_are_exact_integer_ns() -> None:
+    """Busy times stay int64 (a float would round past 2**53 ns), empty inputs too."""
+    s, e = np.array([0, 10], np.int64), np.array([5, 20], np.int64)
+    a, b = np.array([1, 2]), np.array([15, 30])
+    for u in (Union.of(s, e), Union.of(s[:0], e[:0])):
+        assert u.cum.dtype == np.int64
+        assert u.busy_before(np.array([3])).dtype == np.int64
+    assert overlap_sum(s, e, a, b).dtype == np.int64
+    assert overlap_sum(s, e, a, b).tolist() == [4 + 5, 3 + 10]
+    assert S.segments([])[0].dtype == np.int64
+
+
+def test_gaps_between_three_pieces() -> None:
+    u = Union.of(np.array([0, 10, 20]), np.array([5, 15, 25]))
+    assert [g.tolist() for g in u.gaps()] == [[5, 15], [10, 20]]
+
+
+def test_complement_touching_the_window_edges_has_no_empty_piece() -> None:
+    u = Union.of(np.array([10, 20]), np.array([15, 30]))
+    c = S.complement(u, 10, 30)  # only [15, 20): no [10, 10) nor [30, 30)
+    assert (c.starts.tolist(), c.ends.tolist()) == ([15], [20])
