@@ -279,6 +279,11 @@ def host_sync_per_step(ctx: Ctx) -> list[Finding]:
     steady = steps.steady()
     keep = _steady_mask(steps, idx)
     rows, idx = rows[keep], idx[keep]
+    # a sync right after a host-to-device copy call is the copy's own (.to(device) from
+    # pageable memory without non_blocking=True): the pageable-copy finding's, not a read
+    copy_sync = _after_h2d_copy(ctx, rows)
+    n_copy = int(copy_sync.sum())
+    rows, idx = rows[~copy_sync], idx[~copy_sync]
     hit_steps = np.unique(idx)
     if len(steady) < 2 or len(hit_steps) < EVERY_STEP_SHARE * len(steady):
         return []
@@ -289,6 +294,11 @@ def host_sync_per_step(ctx: Ctx) -> list[Finding]:
         f"({len(rows) / len(hit_steps):.3g} sync call(s) a step, {fmt.duration(blocked)} "
         "blocked in all), so the CPU cannot queue the next step's work ahead."
     )
+    if n_copy:
+        msg += (
+            f" {n_copy:,} more sync call(s) follow host-to-device copies (.to(device) "
+            "without non_blocking=True): the pageable-copy finding covers those."
+        )
     if d2h:
         msg += f" With {d2h:.3g} device-to-host copy(ies) a step: a value read back (loss.item())."
     ev = _rows_evidence(ctx, "api", rows, ("name",), {"name": "API Name"})
@@ -311,6 +321,29 @@ def host_sync_per_step(ctx: Ctx) -> list[Finding]:
         "training steps", "steady-state steps"
     )
     return [sites.name_sites(found, ctx, "api", rows, "The syncs are called from")]
+
+
+def _after_h2d_copy(ctx: Ctx, rows: np.ndarray) -> np.ndarray:
+    """For each API row in `rows`: whether the last GPU-launching call before it on its
+    thread launched a host-to-device copy (calls that launch nothing do not count)."""
+    api = ctx.table("api")
+    mc = ctx.table("memcpy")
+    if mc.num_rows == 0 or len(rows) == 0:
+        return np.zeros(len(rows), bool)
+    launching = np.concatenate([ctx.api_rows(t) for t in GPU_TABLES])
+    launching = np.unique(launching[launching >= 0])
+    h2d_rows = ctx.api_rows("memcpy")[A.strings(mc, "copy_kind") == "Host-to-Device"]
+    h2d = np.isin(launching, h2d_rows)
+    tid, start = A.ints(api, "tid", -1), A.ints(api, "start")
+    out = np.zeros(len(rows), bool)
+    for t in np.unique(tid[rows]):
+        mine = tid[launching] == t
+        lr = launching[mine][np.argsort(start[launching[mine]], kind="stable")]
+        sel = np.flatnonzero(tid[rows] == t)
+        k = np.searchsorted(start[lr], start[rows[sel]], "left") - 1
+        ok = k >= 0
+        out[sel[ok]] = np.isin(lr[k[ok]], launching[h2d])
+    return out
 
 
 def _d2h_per_step(ctx: Ctx, steps: Steps) -> float:
