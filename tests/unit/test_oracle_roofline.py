@@ -69,6 +69,13 @@ K2 = {
 #: kernel 3: no FLOPs (a copy kernel): no precision, no intensity; kernel 4: FLOPs, no DRAM
 K3 = {SMSP: 1e9, X.format("ffma_pred_on_x2"): 0.0, DRAM: 5e11}
 K4 = {SMSP: 1e9, X.format("ffma_pred_on_x2"): 8.0}
+#: kernel 5: one tensor metric of two (Tensor = 3.0 exactly, the missing one adds 0), DRAM
+#: 1.5 B/s -> AI 2.0; a DRAM roof (10 x 1e9) but no tensor roof: no bound
+K5 = {SMSP: 1e9, SM: 1e9, TENSOR_BF16: 3.0, DRAM: 1.5, DRAM_PEAK: 10.0, DRAM_CLOCK: 1e9}
+#: kernel 6: FP32 = 4 x 1e9 = 4e9 under its roof (8 x 1e9), DRAM 1e9 B/s -> AI 4.0; the DRAM
+#: clock without its peak gives no DRAM roof: no bound
+K6 = {SMSP: 1e9, SM: 1e9, X.format("ffma_pred_on_x2"): 4.0,
+      PEAK.format("ffma_pred_on_x2"): 8.0, DRAM: 1e9, DRAM_CLOCK: 1e9}  # fmt: skip
 
 
 def _km(kernels: list[dict[str, float]]) -> KernelMetrics:
@@ -85,7 +92,7 @@ def _km(kernels: list[dict[str, float]]) -> KernelMetrics:
 
 @pytest.fixture(scope="module")
 def km() -> KernelMetrics:
-    return _km([K0, K1, K2, K3, K4])
+    return _km([K0, K1, K2, K3, K4, K5, K6])
 
 
 def test_flops_per_precision_by_hand(km: KernelMetrics) -> None:
@@ -122,3 +129,13 @@ def test_no_flops_or_no_traffic_gives_no_intensity(km: KernelMetrics) -> None:
     assert r3.intensity() is None and r3.bound() is None
     assert r4.flops == pytest.approx({"FP32": 8e9}) and r4.intensity() is None
     assert r4.ceilings == []  # no SM clock, no peaks: no roof
+
+
+def test_a_missing_roof_gives_no_bound(km: KernelMetrics) -> None:
+    r5, r6 = kernel_roofline(km, 5), kernel_roofline(km, 6)
+    assert r5.flops == {"Tensor": 3.0} and r5.intensity() == 2.0
+    assert [(c.name, c.value) for c in r5.ceilings] == [("DRAM", 10e9)]
+    assert r5.bound() is None  # no tensor roof
+    assert r6.flops == {"FP32": 4e9} and r6.intensity() == 4.0
+    assert [(c.name, c.value) for c in r6.ceilings] == [("FP32", 8e9)]
+    assert r6.bound() is None  # no DRAM roof
