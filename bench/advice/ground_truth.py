@@ -197,9 +197,6 @@ class Ops:
     node: np.ndarray  # graph-node kernel (node trace mode)
     api: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
-    def take(self, idx: np.ndarray) -> Ops:
-        return Ops(**{k: v[idx] for k, v in self.__dict__.items()})
-
 
 OPS_COLS = "start, end, deviceId, streamId, correlationId, (globalPid >> 24) & 16777215"
 
@@ -1112,7 +1109,16 @@ def replay(cap: Capture, plan: Plan, lever: Lever) -> tuple[np.ndarray, np.ndarr
     return ns, ne
 
 
-def launch(cap: Capture, plan: Plan, lever: Lever, stt: State, pay: Any, dur, ns, ne) -> None:
+def launch(
+    cap: Capture,
+    plan: Plan,
+    lever: Lever,
+    stt: State,
+    pay: Any,
+    dur: np.ndarray,
+    ns: np.ndarray,
+    ne: np.ndarray,
+) -> None:
     a, js = pay
     s, e = int(cap.api.start[a]), int(cap.api.end[a])
     free = in_ranges(s, lever.cpu_free)
@@ -1128,7 +1134,7 @@ def launch(cap: Capture, plan: Plan, lever: Lever, stt: State, pay: Any, dur, ns
     stt.cursor = max(stt.cursor, e)
 
 
-def block(cap: Capture, plan: Plan, lever: Lever, stt: State, pay: Any, ne) -> None:
+def block(cap: Capture, plan: Plan, lever: Lever, stt: State, pay: Any, ne: np.ndarray) -> None:
     b, kind, j = pay
     a, e = int(cap.api.start[b]), int(cap.api.end[b])
     c, c_new = (int(plan.end[j]), ne[j]) if j >= 0 else (stt.done, stt.done_new)
@@ -1444,6 +1450,22 @@ def copy_figures(cap: Capture, win: Window) -> dict[str, Any]:
     }
 
 
+@dataclass
+class Result:
+    """Everything the report needs."""
+
+    st: Steps
+    win: Window
+    cpu: Cpu
+    gaps: list[Gap]
+    phases: dict[str, tuple[np.ndarray, np.ndarray]]
+    busy: dict[str, dict[str, float]]
+    fig: dict[str, Any]
+    replay: dict[str, float]
+    classes: dict[str, float]
+    verdict: tuple[str, float, list[str]]
+
+
 def analyze(cap: Capture) -> dict[str, Any]:
     st = find_steps(cap)
     if st is None or len(st.start) == 0:
@@ -1453,32 +1475,24 @@ def analyze(cap: Capture) -> dict[str, Any]:
         return {"error": "the steady steps launched no GPU work", "step_source": st.source}
     steady = np.flatnonzero(win.step_of >= 0)
     cpu = cpu_side(cap, steady, st.pid)
-    gs = idle_gaps(cap, win, cpu)
     ph = phases(cap, st)
     busy = busy_by_device(cap, win)
     fig = kernel_figures(cap, win) | copy_figures(cap, win) | optimizer_stats(cap, win, ph)
     fig["graph_trace_mode"] = bool((cap.ops.kind[steady] == GRAPH).any())
-    plan = make_plan(cap, win, cpu, st)
-    fixed = loader_bound(cpu, st, win.step_ns)
-    est = estimates(cap, plan, st, ph, win.n, fixed)
-    fig["loader_bound"] = fixed
+    fig["loader_bound"] = loader_bound(cpu, st, win.step_ns)
+    est = estimates(cap, make_plan(cap, win, cpu, st), st, ph, win.n, fig["loader_bound"])
     main = busy[str(win.dev)]
     backward = has_backward(cap, win, ph) or fig["graph_trace_mode"]
     cand = candidates(est, main, win.step_ns, backward, fig)
     verdict = decide(cand, main, win.step_ns, fig)
-    return report(cap, st, win, gs, ph, busy, fig, est | {"classes": cand}, cpu, verdict)
+    res = Result(st, win, cpu, idle_gaps(cap, win, cpu), ph, busy, fig, est, cand, verdict)
+    return report_steps(cap, res) | report_gpu(cap, res) | report_verdict(res)
 
 
-def report(cap, st, win, gs, ph, busy, fig, est, cpu, verdict) -> dict[str, Any]:
-    bottleneck, saving, also = verdict
-    cand = est.pop("classes")
-    split = idle_split(gs, win.n)
+def report_steps(cap: Capture, r: Result) -> dict[str, Any]:
+    st, win = r.st, r.win
     idx = np.flatnonzero(win.step_of >= 0)
-    main = busy[str(win.dev)]
-    waits: Counter[str] = Counter()
-    for name, s, e, c in zip(cpu.wait_name, cpu.wait_s, cpu.wait_e, cpu.wait_comm):
-        if st.start[0] <= s < st.end[-1]:
-            waits[("comm: " if c else "") + name] += int(e - s)
+    span = int(cap.ops.end[idx].max()) - int(cap.ops.start[idx].min())
     return {
         "gpu": cap.gpu.name,
         "step_source": st.source,
@@ -1489,28 +1503,49 @@ def report(cap, st, win, gs, ph, busy, fig, est, cpu, verdict) -> dict[str, Any]
         "device": win.dev,
         "step_ns": round(win.step_ns),
         "gpu_period_spread_ns": spread(gpu_periods(win, cap)),
-        "gpu_span_ns": round((int(cap.ops.end[idx].max()) - int(cap.ops.start[idx].min())) / win.n),
+        "gpu_span_ns": round(span / win.n),
         "cpu_step_median_ns": round(float(np.median(st.end - st.start))),
         "cpu_step_spread_ns": spread(st.end - st.start),
         "queue_depth_ns": round(queue_depth(cap, idx)),
+    }
+
+
+def wait_calls(r: Result) -> dict[str, int]:
+    waits: Counter[str] = Counter()
+    cpu, st = r.cpu, r.st
+    for name, s, e, c in zip(cpu.wait_name, cpu.wait_s, cpu.wait_e, cpu.wait_comm):
+        if st.start[0] <= s < st.end[-1]:
+            waits[("comm: " if c else "") + name] += int(e - s)
+    return {k: round(v / r.win.n) for k, v in waits.most_common(6)}
+
+
+def report_gpu(cap: Capture, r: Result) -> dict[str, Any]:
+    main = r.busy[str(r.win.dev)]
+    fig = dict(r.fig)
+    return {
         "busy_share": main["busy"],
         "idle_share": round(1 - main["busy"], 4),
-        "busy_by_device": busy,
-        "idle_split_ns_per_step": split,
-        "data_wait_calls_ns_per_step": {k: round(v / win.n) for k, v in waits.most_common(6)},
-        "phases_ns_per_step": phase_idle(gs, ph, win.n),
+        "busy_by_device": r.busy,
+        "idle_split_ns_per_step": idle_split(r.gaps, r.win.n),
+        "data_wait_calls_ns_per_step": wait_calls(r),
+        "phases_ns_per_step": phase_idle(r.gaps, r.phases, r.win.n),
         "precision_shares": fig.pop("precision_shares"),
         "fallback_gemm_share": fig.pop("fallback_gemm_share"),
         "kernels": fig,
-        "replay_ns_per_step": {k: round(v) for k, v in est.items()},
-        "class_savings_ns_per_step": {
-            k: round(v) for k, v in sorted(cand.items(), key=lambda x: -x[1])
-        },
+    }
+
+
+def report_verdict(r: Result) -> dict[str, Any]:
+    bottleneck, saving, also = r.verdict
+    ranked = sorted(r.classes.items(), key=lambda x: -x[1])
+    return {
+        "replay_ns_per_step": {k: round(v) for k, v in r.replay.items()},
+        "class_savings_ns_per_step": {k: round(v) for k, v in ranked},
         "bottleneck": bottleneck,
         "also_acceptable": also,
-        "lever": lever_text(bottleneck, split, fig),
+        "lever": lever_text(bottleneck, idle_split(r.gaps, r.win.n), r.fig),
         "est_saving_ns": round(saving),
-        "est_saving_pct": round(100 * saving / win.step_ns, 1) if win.step_ns else 0.0,
+        "est_saving_pct": round(100 * saving / r.win.step_ns, 1) if r.win.step_ns else 0.0,
     }
 
 
