@@ -219,3 +219,26 @@ def test_pageable_copies_save_the_blocked_cpu_time_less_the_pinned_copy() -> Non
     m = torch_rules._pinned_model(ctx, np.array([0, 1]))
     assert m.blocked_ns == 24_000 * US and m.pinned_ns == 8_000 * US
     assert (m.part, m.saving_ns) == ("sync", 16_000 * US)
+
+
+def test_a_data_stall_every_third_step_is_named_periodic() -> None:
+    """Ten 2900 µs step ranges every 3000 µs; each fetches its batch, then launches one
+    100 µs kernel. The fetch takes 50 µs, but 2500 µs at steps 3, 6 and 9 (an epoch of
+    three steps). The GPU idles from the step before's end to the launch: 100 + 50 = 150
+    µs, or 100 + 2500 = 2600 µs. Steady steps 1-9: 6 x 150 + 3 x 2600 = 8700 µs idle, the
+    stalls 7800 / 8700 = 90% of it, every 3 steps."""
+    wait = [2500 if i in (3, 6, 9) else 50 for i in range(10)]
+    launches = [(i * 3000 + w, i * 3000 + w + 10) for i, w in enumerate(wait)]
+    kernels = [(b, b + 100) for _, b in launches]
+    t = _loop(kernels, launches, [(i * 3000, i * 3000 + 2900) for i in range(10)])
+    (f,) = torch_rules.dataloader_starvation(Ctx(t))
+    assert f.metrics["gpu_idle_ns"] == 8700 * US
+    assert "every 3 steps (90% of it, in 3 stalls)" in f.message
+    assert "persistent_workers=True" in f.message
+    # the same wait spread evenly (no stall is 4x the median): not periodic
+    even = [967] * 10
+    launches = [(i * 3000 + w, i * 3000 + w + 10) for i, w in enumerate(even)]
+    t = _loop([(b, b + 100) for _, b in launches], launches,
+              [(i * 3000, i * 3000 + 2900) for i in range(10)])  # fmt: skip
+    (f,) = torch_rules.dataloader_starvation(Ctx(t))
+    assert "every" not in f.message

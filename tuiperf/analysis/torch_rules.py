@@ -372,7 +372,14 @@ def _data_windows(ctx: Ctx, steps: Steps) -> tuple[np.ndarray, np.ndarray, str]:
     pos = np.searchsorted(launches, a, "left")
     first = np.where(pos < len(launches), launches[np.minimum(pos, len(launches) - 1)], a)
     b = np.minimum(np.maximum(first, a), steps.ends[steady])
-    return a, b, "the start of each step, before its first GPU launch"
+    # a loop that fetches its batch outside the step range (`for x in loader:` before the
+    # range opens) waits between the steps: from the step before's end
+    prev_end = np.where(steady > 0, steps.ends[np.maximum(steady - 1, 0)], a)
+    return (
+        np.minimum(prev_end, a),
+        b,
+        "each step's start (from the step before's end), before its first GPU launch",
+    )
 
 
 def dataloader_starvation(ctx: Ctx) -> list[Finding]:
@@ -385,7 +392,10 @@ def dataloader_starvation(ctx: Ctx) -> list[Finding]:
         return []
     idle = ctx.gpu_busy.idle(a, b)
     steady = steps.steady()
-    step_time = int((steps.ends[steady] - steps.starts[steady]).sum())
+    b_ = ctx.budget
+    step_time = (
+        b_.steady.wall_ns if b_ is not None else int((steps.ends - steps.starts)[steady].sum())
+    )
     share = idle.sum() / step_time if step_time else 0.0
     if share < DATA_IDLE_SHARE:
         return []
@@ -396,6 +406,14 @@ def dataloader_starvation(ctx: Ctx) -> list[Finding]:
     wait = _osrt_wait(ctx, steps, a, b)
     if wait:
         msg += f" Of its OS runtime calls there, the training thread spends most time in {wait}."
+    period = _stall_period(steps, steady, b, idle)
+    if period:
+        msg += (
+            f" Most of the wait comes every {period[0]} steps ({period[1]:.0%} of it, in "
+            f"{period[2]} stalls): an epoch boundary, where the DataLoader starts its "
+            "workers again; persistent_workers=True keeps them (and a larger prefetch_factor "
+            "covers the refill)."
+        )
     ev = Evidence.build("", None, a, b - a, {"gpu_idle_ns": idle}, {"gpu_idle_ns": "GPU idle (ns)"})
     sev = Severity.ERROR if share >= 3 * DATA_IDLE_SHARE else Severity.WARNING
     return [
@@ -409,6 +427,32 @@ def dataloader_starvation(ctx: Ctx) -> list[Finding]:
             {"gpu_idle_ns": int(idle.sum()), "idle_share": round(share, 3), "windows": where},
         )
     ]
+
+
+#: a step's data wait is a stall when it is this many times the median step's
+STALL_FACTOR = 4.0
+#: … and stalls at a fixed period that hold at least this share of the wait are periodic
+PERIODIC_SHARE = 0.5
+
+
+def _stall_period(
+    steps: Steps, steady: np.ndarray, ends: np.ndarray, idle: np.ndarray
+) -> tuple[int, float, int] | None:
+    """(period in steps, share of the wait, stalls) when most of the data wait comes in
+    stalls at a fixed step interval (two or more); else None."""
+    idx = steps.index_of(np.maximum(ends - 1, 0))
+    ok = idx >= 0
+    per = np.bincount(idx[ok], weights=idle[ok], minlength=len(steps))[steady]
+    total = float(per.sum())
+    if total <= 0 or len(per) < 4:
+        return None
+    big = np.flatnonzero(per > STALL_FACTOR * max(float(np.median(per)), 1.0))
+    if len(big) < 2 or per[big].sum() < PERIODIC_SHARE * total:
+        return None
+    gaps = np.diff(big)
+    if gaps.min() < 2 or gaps.max() - gaps.min() > 1:
+        return None
+    return int(np.median(gaps)), float(per[big].sum() / total), len(big)
 
 
 def _osrt_wait(ctx: Ctx, steps: Steps, a: np.ndarray, b: np.ndarray) -> str:
