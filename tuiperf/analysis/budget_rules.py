@@ -142,6 +142,7 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
             f"{fmt.duration(hot.self_ns_per_step)} of host self time a step{at}."
         )
         nums["hot_op_self_ns_per_step"] = hot.self_ns_per_step
+    msg += _capture_cost(ctx)
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
     hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
@@ -149,6 +150,30 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
     rows = _steady_kernels(ctx, b)
     return [sites.name_sites(found, ctx, "kernels", rows, "Most kernels are launched from")]
+
+
+#: what a capture that records a Python stack with every launch costs the loop's CPU:
+#: about 2x a small loop's step on the H200 (40.8 ms against ~21 ms under plain nsys)
+BACKTRACE_COST = 2.0
+
+
+def _capture_cost(ctx: Ctx) -> str:
+    """What the capture itself adds to the CPU time this finding reports ("" for none
+    known): Python stacks per launch (nsys --python-backtrace, torch.profiler with_stack)."""
+    if ctx.table("callsites").num_rows == 0:
+        if ctx.trace.meta.format.startswith("kineto"):
+            return (
+                " torch.profiler's own host overhead (a record per operator) is in these CPU "
+                "times: time a few steps without the profiler before taking them at face "
+                "value."
+            )
+        return ""
+    return (
+        " This capture recorded a Python stack with the CUDA calls, which costs the CPU "
+        f"about {BACKTRACE_COST:g}x per launch on a small loop: part of this CPU time is the "
+        "profiler's. Capture once without backtraces to time the loop; keep this one for the "
+        "call sites."
+    )
 
 
 def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
