@@ -242,3 +242,42 @@ def test_a_data_stall_every_third_step_is_named_periodic() -> None:
               [(i * 3000, i * 3000 + 2900) for i in range(10)])  # fmt: skip
     (f,) = torch_rules.dataloader_starvation(Ctx(t))
     assert "every" not in f.message
+
+
+def test_a_data_phase_waits_only_until_its_first_launch() -> None:
+    """Five 900 µs steps every 1000 µs, each with an NVTX `data` child [0, 400): the batch
+    arrives at +300, then the phase itself launches two 20 µs kernels (calls +300..+310 and
+    +350..+360; kernels [310, 330), [360, 380)), and the step a third at +600. Data wait a
+    step: the idle from the phase's start to its first launch, 300 µs (the previous step's
+    last kernel ended at -360). The 30 µs gap between the phase's own two kernels is launch
+    overhead, not data (it was 300 + 30 + 20 = 350 µs of "data" when the whole phase
+    counted)."""
+    launches, kernels, ranges = [], [], []
+    for i in range(5):
+        t = i * 1000
+        for c in (300, 350, 600):
+            launches.append((t + c, t + c + 10))
+            kernels.append((t + c + 10, t + c + 30))
+        ranges += [(t, t + 900, f"step {i}", 0), (t, t + 400, "data", 1)]
+    n = len(ranges)
+    nv = schema.conform(
+        "nvtx",
+        {
+            "start": pa.array([r[0] * US for r in ranges], pa.int64()),
+            "end": pa.array([r[1] * US for r in ranges], pa.int64()),
+            "duration": pa.array([(r[1] - r[0]) * US for r in ranges], pa.int64()),
+            "pid": pa.array([1] * n, pa.int64()),
+            "tid": pa.array([1] * n, pa.int64()),
+            "domain": _dict([""] * n),
+            "text": _dict([r[2] for r in ranges]),
+            "depth": pa.array([r[3] for r in ranges], pa.int32()),
+        },
+        n,
+    )
+    t = _loop(kernels, launches, [(0, 1)])
+    ctx = Ctx(trace_of(kernels=t.table("kernels"), api=t.table("api"), nvtx=nv))
+    b = step_budget(ctx)
+    assert b is not None and b.n_steady == 4
+    assert [p.parts.ns["data"] for p in b.main.steps] == [300 * US] * 4
+    (f,) = torch_rules.dataloader_starvation(ctx)
+    assert f.metrics["gpu_idle_ns"] == 4 * 300 * US

@@ -418,7 +418,7 @@ def _data_union(ctx: Ctx, steps: Steps) -> Union:
     names = [n for n in steps.phases if DATA_PHASE.search(n)]
     if names:
         spans = np.array([s for n in names for s in steps.phases[n]], np.int64)
-        return S.of_pairs(spans[:, 0], spans[:, 1])
+        return S.of_pairs(spans[:, 0], first_launch(ctx, spans[:, 0], spans[:, 1]))
     os_t = ctx.table("osrt")
     if os_t.num_rows == 0:
         return S.of_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -431,6 +431,16 @@ def _data_union(ctx: Ctx, steps: Steps) -> Union:
         waited = np.bincount(inv, weights=A.ints(os_t, "duration")[m])
         m &= tid == tids[int(np.argmax(waited))]
     return S.of_pairs(A.ints(os_t, "start")[m], A.ints(os_t, "end")[m])
+
+
+def first_launch(ctx: Ctx, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where each data phase [a, b) stops waiting: at its first GPU launch (the batch has
+    arrived; a phase that makes its batch on the GPU launches at once, and its gaps after
+    that are launch overhead, not data), else its end."""
+    launch = np.sort(_op_launch(ctx))
+    i = np.searchsorted(launch, a, "left")
+    first = launch[np.minimum(i, len(launch) - 1)] if len(launch) else b
+    return np.where((i < len(launch)) & (first < b), first, b)
 
 
 def _launching_threads(ctx: Ctx) -> np.ndarray:

@@ -28,6 +28,7 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_kind
 from tuiperf.analysis.run_facts import run_facts
+from tuiperf.analysis.step_budget import first_launch
 from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -365,7 +366,8 @@ def _data_windows(ctx: Ctx, steps: Steps) -> tuple[np.ndarray, np.ndarray, str]:
     if names:
         spans = np.array([s for n in names for s in steps.phases[n]], np.int64)
         spans = spans[_steady_mask(steps, steps.index_of(spans[:, 0]))]
-        return spans[:, 0], spans[:, 1], f"NVTX ranges {', '.join(names)}"
+        b = first_launch(ctx, spans[:, 0], spans[:, 1])  # then the batch is there
+        return spans[:, 0], b, f"NVTX ranges {', '.join(names)}, up to their first GPU launch"
     launches = np.concatenate([ctx.launch_time(t) for t in GPU_TABLES])
     launches.sort()
     a = steps.starts[steady]
