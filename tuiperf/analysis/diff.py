@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from tuiperf.analysis.comm import COMM_KERNEL
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.step_budget import PARTS, SHORT, Budget
@@ -507,8 +508,10 @@ def _evidence(d: Diff, part: str) -> str:
         kb = sum(x.count for x in b.kernels.values()) / max(b.n_steps, 1)
         ka = sum(x.count for x in a.kernels.values()) / max(a.n_steps, 1)
         return f"kernels per step {kb:,.0f} → {ka:,.0f}"
-    if part in ("compute", "comm"):
-        return _most("kernel", d.kernels[:1])
+    if part in ("compute", "comm"):  # compute by compute kernels, comm by NCCL-type ones
+        comm = part == "comm"
+        rows = [r for r in d.kernels if bool(COMM_KERNEL.search(r.name)) == comm]
+        return _most("kernel", rows[:1])
     if part == "copy":
         return _most("copies", d.copies[:1])
     if part == "sync":
