@@ -127,7 +127,36 @@ def assemble(results: list[RankResult], paths_order: list[str]) -> RankSet:
     results = sorted(results, key=lambda r: r.rank)
     offsets, clock = _align(results)
     straggler, verdict = _straggler(results, offsets)
+    apart = different_runs(results)
+    if apart:
+        verdict = f"{apart} {verdict}"
     return RankSet(results, rank_from, clock, offsets, straggler, verdict)
+
+
+#: ranks of one job step together: median step times this far apart are different runs
+SAME_RUN_STEP_RATIO = 2.0
+
+
+def different_runs(results: list[RankResult]) -> str:
+    """A warning when the reports do not look like ranks of one job ("" when they do):
+    different collectives, different step markers, or step times over 2x apart."""
+    if len(results) < 2:
+        return ""
+    why = []
+    kinds = {frozenset(r.collectives) for r in results}
+    if len(kinds) > 1:
+        why.append("their collectives differ")
+    if len({r.step_source for r in results}) > 1:
+        why.append("their steps come from different markers")
+    med = [r.median("wall_ns") for r in results if len(r.labels)]
+    if med and min(med) > 0 and max(med) > SAME_RUN_STEP_RATIO * min(med):
+        why.append(f"their median steps differ {max(med) / min(med):.1f}x")
+    if not why:
+        return ""
+    return (
+        f"These reports may not be ranks of one run ({'; '.join(why)}): compare them with "
+        "tuiperf diff instead."
+    )
 
 
 def _number(results: list[RankResult], order: list[str]) -> str:
