@@ -1,0 +1,92 @@
+"""The CPU runs ahead of the GPU: compiled HF GPT-2 (4 layers), loss read every 10 steps.
+
+Library: transformers (GPT2LMHeadModel from GPT2Config(n_layer=4), random weights) and
+torch.compile (default mode). The same model, batch (16 x 512) and optimizer as
+compile_default, but the loop never synchronizes per step: no grad clipping, and
+`loss.item()` only every 10th step (the log interval). Each step is still an NVTX range
+`step N` pushed and popped on the CPU.
+
+Expected bottleneck: the GPU (the compiled steps launch in far less CPU time than they
+run). The CPU queues steps ahead, so the NVTX `step N` ranges are short except the
+one with the `.item()` every 10 steps, which drains the queue and looks expensive; the
+true step cost is the GPU's span / steps (or sync-to-sync time / 10).
+
+--fix: nothing: no fix variant (the flag is accepted and ignored).
+
+Prints STEADY_STEP_MS (wall time of the steady steps / their count, synchronized at both
+ends) and STEPS. Without CUDA: a tiny GPT-2 on the CPU (smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+CUDA = torch.cuda.is_available()
+DEV = torch.device("cuda" if CUDA else "cpu")
+
+
+def nvtx_push(name: str) -> None:
+    if CUDA:
+        torch.cuda.nvtx.range_push(name)
+
+
+def nvtx_pop() -> None:
+    if CUDA:
+        torch.cuda.nvtx.range_pop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fix", action="store_true", help="no fix for this program (ignored)")
+    p.add_argument("--steps", type=int, default=20, help="steady steps")
+    p.add_argument("--warmup", type=int, default=3)
+    args = p.parse_args()
+    if args.fix:
+        print("compile_ahead has no fix variant: running it unchanged")
+
+    if CUDA:
+        cfg = GPT2Config(n_layer=4)
+        batch, seq = 16, 512
+    else:
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=2, n_positions=128, vocab_size=1024)
+        batch, seq = 2, 32
+    model = GPT2LMHeadModel(cfg).to(DEV)
+    model.train()
+    model = torch.compile(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    g = torch.Generator(device=DEV).manual_seed(0)
+
+    total = args.warmup + args.steps
+    t0 = 0.0
+    for i in range(total):
+        if i == args.warmup:
+            if CUDA:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+        nvtx_push(f"step {i}")
+        x = torch.randint(0, cfg.vocab_size, (batch, seq), device=DEV, generator=g)
+        with torch.autocast(DEV.type, dtype=torch.bfloat16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if (i + 1 - args.warmup) % 10 == 0:  # the last warm-up step, then every 10th
+            print(f"step {i} loss {loss.item():.4f}")
+        nvtx_pop()
+    if CUDA:
+        torch.cuda.synchronize()
+    ms = (time.perf_counter() - t0) * 1e3 / args.steps
+    print(
+        f"gpt2 n_layer {cfg.n_layer} batch {batch}x{seq} compiled (default mode), .item() every 10 steps"
+    )
+    print(f"STEADY_STEP_MS {ms:.3f}")
+    print(f"STEPS {args.steps}")
+    print(f"BATCH {batch}")
+
+
+if __name__ == "__main__":
+    main()
