@@ -152,7 +152,10 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
         weights = own if sum(own) > 0 else [1] * len(fs)
         got = [total * w // sum(weights) for w in weights]
     else:
-        got = [min(int(o * busy_share), total) for o in own]
+        got = [
+            min(o if f.modelled else int(o * busy_share), total)
+            for f, o in zip(fs, own, strict=True)
+        ]
         if sum(got) > total:
             got = [total * g // sum(got) for g in got]
     for f, g in zip(fs, got, strict=True):

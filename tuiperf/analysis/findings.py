@@ -149,6 +149,9 @@ class Finding:
     budget_part: str | None = None
     #: how the saving is modelled: what the named change removes, from which evidence
     saving_model: str = ""
+    #: the estimate is already what the step saves (ranking caps it at its budget part but
+    #: does not weight it by the share of the step the GPU is busy)
+    modelled: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel and not self.kernels:

@@ -28,7 +28,7 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_kind
 from tuiperf.analysis.run_facts import run_facts
-from tuiperf.analysis.step_budget import first_launch
+from tuiperf.analysis.step_budget import Budget, first_launch
 from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -202,7 +202,7 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
             "pinned_copy_ns": model.pinned_ns,
         },
     )
-    found.budget_part, found.saving_model = model.part, model.basis
+    found.budget_part, found.saving_model, found.modelled = model.part, model.basis, True
     found.title = steps_title("Pageable host-to-device copies", len(with_copies), len(steps))
     return [sites.name_sites(found, ctx, "memcpy", inside, "Copied from")]
 
@@ -238,14 +238,16 @@ def _pinned_model(ctx: Ctx, rows: np.ndarray) -> PinnedModel:
     rate = _pinned_rate(ctx) or PINNED_SPEEDUP * size[rows].sum() / max(int(dur[rows].sum()), 1)
     pinned = int(size[rows].sum() / rate) if rate > 0 else 0
     b = ctx.budget
-    if b is not None and b.steady.ns["copy"] > b.steady.ns["sync"]:
+    part = "copy" if b is not None and b.steady.ns["copy"] > b.steady.ns["sync"] else "sync"
+    if b is not None and b.steady.busy_ns > b.steady.idle_ns:  # the GPU is the critical path
         saving = max(int(dur[rows].sum()) - pinned, 0)
         basis = "the GPU copy time less the same bytes at the pinned rate"
-        part = "copy"
+    elif b is not None:  # the loop waits on the CPU: the calls stop blocking it
+        saving = blocked
+        basis = "the CPU time the copy calls block (a non_blocking copy overlaps the CPU's work)"
     else:
         saving = max(blocked - pinned, 0)
         basis = "the CPU time the copy calls block, less the pinned copy time"
-        part = "sync"
     text = (
         f" The copy calls block the CPU {fmt.duration(blocked)}; from pinned memory the same "
         f"bytes take ~{fmt.duration(pinned)} on the GPU ({rate:.1f} GB/s) and the call returns "
@@ -395,6 +397,12 @@ def dataloader_starvation(ctx: Ctx) -> list[Finding]:
     idle = ctx.gpu_busy.idle(a, b)
     steady = steps.steady()
     b_ = ctx.budget
+    waits = _budget_data(b_)
+    if waits is not None and int(waits[2].sum()) > int(idle.sum()):
+        # the loop thread's DataLoader waits (OS runtime) explain more: steps found from
+        # the kernel pattern do not start where the loop fetches its batch
+        a, b, idle = waits
+        where = "the training thread's DataLoader waits (OS runtime calls) in the GPU's idle time"
     step_time = (
         b_.steady.wall_ns if b_ is not None else int((steps.ends - steps.starts)[steady].sum())
     )
@@ -429,6 +437,18 @@ def dataloader_starvation(ctx: Ctx) -> list[Finding]:
             {"gpu_idle_ns": int(idle.sum()), "idle_share": round(share, 3), "windows": where},
         )
     ]
+
+
+def _budget_data(b: Budget | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The step budget's data-wait intervals inside its steady windows: (starts, ends,
+    durations); None without a budget."""
+    if b is None or "data" not in b.main.idle_causes:
+        return None
+    s, e = b.main.idle_causes["data"]
+    lo, hi = b.main.steps[0].start_ns, b.main.steps[-1].end_ns
+    s, e = np.maximum(s, lo), np.minimum(e, hi)
+    ok = e > s
+    return s[ok], e[ok], (e - s)[ok]
 
 
 #: a step's data wait is a stall when it is this many times the median step's
