@@ -7,10 +7,12 @@ a nanosecond grid, device by device."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from tests.support.tiny import Gpu, busy_grid, kernels_trace
-from tuiperf.analysis.comm import comm_by_device
+from tests.support.tiny import Gpu, busy_grid, gpu_table, kernels_trace, trace_of
+from tuiperf import schema
+from tuiperf.analysis.comm import collective_ranges, comm_by_device, comm_kernel_mask
 from tuiperf.analysis.context import Ctx
 
 AR = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
@@ -84,3 +86,72 @@ def test_random_two_device_data_against_brute_force(seed: int) -> None:
                      int(rng.integers(0, 4)), str(rng.choice(names))))  # fmt: skip
     got = {(d, c): (n, t, h) for d, c, n, t, h, _ in _rows(rows)}
     assert got == _brute(rows)
+
+
+def test_null_device_and_unnamed_collective() -> None:
+    k = gpu_table("kernels", [(0, 10, 0, 2, "ncclDevKernel_Generic"), (20, 50, 0, 2, AR)])
+    dev = pa.array([None, None], pa.int32())
+    k = k.set_column(k.schema.get_field_index("device"), "device", dev)
+    rows = comm_by_device(Ctx(trace_of(kernels=k)))
+    # no device recorded: -1; a kernel naming no collective: "other"
+    assert [r.to_json() for r in rows] == [
+        {"device": -1, "collective": "AllReduce", "count": 1, "total_ns": 30,
+         "overlapped_ns": 0, "exposed_ns": 30, "bytes": None},
+        {"device": -1, "collective": "other", "count": 1, "total_ns": 10,
+         "overlapped_ns": 0, "exposed_ns": 10, "bytes": None},
+    ]  # fmt: skip
+
+
+def test_no_kernels_no_mask() -> None:
+    mask = comm_kernel_mask(Ctx(trace_of()))
+    assert mask.dtype == bool and len(mask) == 0
+    assert comm_by_device(Ctx(trace_of())) == []
+
+
+#: nvtx rows: (start, end or None, text, domain)
+Range = tuple[int, "int | None", str, str]
+
+
+def _ranges(rows: list[Range]) -> list[int]:
+    nvtx = schema.conform(
+        "nvtx",
+        {
+            "start": pa.array([r[0] for r in rows], pa.int64()),
+            "end": pa.array([r[1] for r in rows], pa.int64()),
+            "text": pa.array([r[2] for r in rows], pa.string()).dictionary_encode(),
+            "domain": pa.array([r[3] for r in rows], pa.string()).dictionary_encode(),
+        },
+        len(rows),
+    )
+    got = collective_ranges(Ctx(trace_of(nvtx=nvtx)))
+    assert got.dtype == np.int64
+    return got.tolist()
+
+
+def test_collective_ranges_by_hand() -> None:
+    assert _ranges([]) == []
+    assert _ranges([(5, 9, "ncclAllReduce", "NCCL")]) == [0]  # one row
+    assert _ranges([(0, None, "ncclAllReduce", "NCCL")]) == []  # never ended, at 0 ns
+    rows: list[Range] = [
+        (0, 50, "ncclAllReduce", "NCCL"),  # 0: the outer one of a pair starting together
+        (0, 100, "ncclAllGather", "NCCL"),  # 1: longer, so outermost: kept
+        (10, 100, "allreduce bucket", ""),  # 2: ends with 1: inside it
+        (200, 200, "ncclAllReduce", "NCCL"),  # 3: zero length: not a call
+        (0, None, "ncclBroadcast", "NCCL"),  # 4: never ended: not a call
+        (300, 400, "ncclCommInitRank", "NCCL"),  # 5: set-up, not a collective
+        (500, 600, "step 3", ""),  # 6: not a collective
+        (700, 800, "ncclReduceScatter", "NCCL"),  # 7: kept
+    ]
+    assert _ranges(rows) == [1, 7]
+
+
+@pytest.mark.parametrize("backend", ["gloo", "nccl"])
+def test_torch_backend_ranges_win(backend: str) -> None:
+    rows: list[Range] = [
+        (0, 100, "c10d::allreduce_", ""),  # queues the collective only
+        (10, 90, f"{backend}:all_reduce", ""),  # the backend running it: the call
+        (10, 90, f"{backend}:all_reduce", "gpu_user_annotation"),  # its GPU mirror: never
+        (200, 300, "c10d::allgather_", ""),
+        (400, 500, f"{backend}:all_gather", "gpu_user_annotation"),  # a mirror alone
+    ]
+    assert _ranges(rows) == [1]
