@@ -466,7 +466,8 @@ def detail(rows: list[Row]) -> list[str]:
             f"fallback GEMMs {gt['fallback_gemm_share']:.1%}",
             "- class savings ms/step: "
             + ", ".join(f"{k} {v / 1e6:.2f}" for k, v in gt["class_savings_ns_per_step"].items()),
-            f"- lever: {gt['lever']}",
+            f"- lever: {gt['lever']}; as good: {', '.join(gt['also_acceptable']) or '–'}",
+            log_line(r.log),
             f"- tuiperf: {', '.join(str(x) for x in r.tp.get('rules', [])) or r.tp.get('error')}",
             "",
         ]
@@ -476,6 +477,14 @@ def detail(rows: list[Row]) -> list[str]:
 def count(vals: list[bool | None]) -> tuple[int, int]:
     known = [v for v in vals if v is not None]
     return sum(known), len(known)
+
+
+def log_line(log: dict[str, Any]) -> str:
+    plain, nsys = log.get("plain"), log.get("nsys")
+    if plain is None and nsys is None:
+        return "- logs: none"
+    stretch = f" (nsys stretches the step {nsys / plain:.2f}x)" if plain and nsys else ""
+    return f"- logs: STEADY_STEP_MS {plain} without nsys, {nsys} under nsys{stretch}"
 
 
 def summary(rows: list[Row], ps: list[Pair]) -> tuple[list[str], bool]:
