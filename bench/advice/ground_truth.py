@@ -125,6 +125,7 @@ SYNC_API_RE = re.compile(
     r"|cuMemcpy(DtoH|HtoD|DtoD)?(_v|$)|cudaFree(_v|$)|cuMemFree)"
 )
 WARMUP_FACTOR = 1.5
+MIN_PERIOD_STEPS = 3
 TOL_NS = 2_000
 DATA_WAIT_MIN_NS = 20_000
 FP32_SPEEDUP = 4.0
@@ -633,6 +634,8 @@ def steps_from_period(cap: Capture) -> Steps | None:
     keep, dropped = drop_steps(s, e, has_ops, cap.end_ns)
     nxt = (int(s[keep[-1] + 1]), 1 << 62) if len(keep) and keep[-1] + 1 < len(s) else None
     tid = int(Counter(cap.api.tid[a].tolist()).most_common(1)[0][0])
+    if len(keep) < MIN_PERIOD_STEPS:
+        return None  # too few repeats to call them steps (a short window, a cut capture)
     labels = [f"period {i}" for i in keep]
     return Steps(f"period ({p} launches)", s[keep], e[keep], labels, pid, tid, nxt, len(s), dropped)
 
