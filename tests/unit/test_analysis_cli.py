@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.support.analysis import ncu_path, sqlite_path
+from tests.support.data import unxz
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
     SOURCE_TUIPERF,
@@ -37,6 +38,8 @@ KEYS = {
     "est_saving_ns",
     "source",
 }
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def findings(stdout: str) -> list[dict[str, object]]:
@@ -79,10 +82,15 @@ def test_json_is_a_list_of_findings_with_all_evidence() -> None:
 
 
 def test_fail_on_is_a_ci_gate() -> None:
-    report = str(sqlite_path("cnn_osrt"))  # worst finding: a warning
+    # worst finding of the planted GPU-bound loop: a warning (the host sync)
+    report = str(unxz(ROOT / "tests/data/budget/gpu_bound.sqlite.xz"))
+    worst = {f["severity"] for f in json.loads(run(report, "-f", "json").stdout)["findings"]}
+    assert worst == {"info", "warning"}
     assert run(report, "--fail-on", "warning", "-f", "json").returncode == 1
     assert run(report, "--fail-on", "error", "-f", "json").returncode == 0
     assert run(report, "-f", "json").returncode == 0
+    # cnn_osrt's worst is an error (CPU-bound, 37% of its step, the largest part)
+    assert run(str(sqlite_path("cnn_osrt")), "--fail-on", "error", "-f", "json").returncode == 1
 
 
 def test_text_and_markdown(tmp_path: Path) -> None:
