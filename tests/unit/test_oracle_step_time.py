@@ -25,40 +25,44 @@ def _dict(values: Sequence[str]) -> pa.Array:
     return pa.array(list(values), pa.string()).dictionary_encode()
 
 
-def _api(calls: Sequence[tuple[int, int, str]]) -> pa.Table:
-    """Launch calls (start µs, end µs, name), correlation ids 1.. in order, thread 1."""
-    n = len(calls)
+def _spans(table: str, spans: Sequence[tuple[int, int]], **cols: pa.Array) -> pa.Table:
+    """Table `table` of [start µs, end µs) rows on process 1, thread 1, plus `cols`."""
+    n = len(spans)
     return schema.conform(
-        "api",
+        table,
         {
-            "start": pa.array([c[0] * US for c in calls], pa.int64()),
-            "end": pa.array([c[1] * US for c in calls], pa.int64()),
-            "duration": pa.array([(c[1] - c[0]) * US for c in calls], pa.int64()),
+            "start": pa.array([a * US for a, _ in spans], pa.int64()),
+            "end": pa.array([b * US for _, b in spans], pa.int64()),
+            "duration": pa.array([(b - a) * US for a, b in spans], pa.int64()),
             "pid": pa.array([1] * n, pa.int64()),
             "tid": pa.array([1] * n, pa.int64()),
-            "correlation_id": pa.array(range(1, n + 1), pa.int64()),
-            "name": _dict([c[2] for c in calls]),
+            **cols,
         },
         n,
+    )
+
+
+def _api(calls: Sequence[tuple[int, int, str]]) -> pa.Table:
+    """Launch calls (start µs, end µs, name), correlation ids 1.. in order, thread 1."""
+    ids = pa.array(range(1, len(calls) + 1), pa.int64())
+    return _spans(
+        "api", [c[:2] for c in calls], correlation_id=ids, name=_dict([c[2] for c in calls])
+    )
+
+
+def _nvtx(ranges: Sequence[tuple[int, int, str, int]]) -> pa.Table:
+    """NVTX ranges (start µs, end µs, text, depth)."""
+    return _spans(
+        "nvtx",
+        [r[:2] for r in ranges],
+        domain=_dict([""] * len(ranges)),
+        text=_dict([r[2] for r in ranges]),
+        depth=pa.array([r[3] for r in ranges], pa.int32()),
     )
 
 
 def _steps(ranges: Sequence[tuple[int, int]]) -> pa.Table:
-    n = len(ranges)
-    return schema.conform(
-        "nvtx",
-        {
-            "start": pa.array([r[0] * US for r in ranges], pa.int64()),
-            "end": pa.array([r[1] * US for r in ranges], pa.int64()),
-            "duration": pa.array([(r[1] - r[0]) * US for r in ranges], pa.int64()),
-            "pid": pa.array([1] * n, pa.int64()),
-            "tid": pa.array([1] * n, pa.int64()),
-            "domain": _dict([""] * n),
-            "text": _dict([f"step {i}" for i in range(n)]),
-            "depth": pa.array([0] * n, pa.int32()),
-        },
-        n,
-    )
+    return _nvtx([(a, b, f"step {i}", 0) for i, (a, b) in enumerate(ranges)])
 
 
 def _loop(kernels: Sequence[tuple[int, int]], launches: Sequence[tuple[int, int]],
@@ -261,21 +265,7 @@ def test_a_data_phase_waits_only_until_its_first_launch() -> None:
             launches.append((t + c, t + c + 10))
             kernels.append((t + c + 10, t + c + 30))
         ranges += [(t, t + 900, f"step {i}", 0), (t, t + 400, "data", 1)]
-    n = len(ranges)
-    nv = schema.conform(
-        "nvtx",
-        {
-            "start": pa.array([r[0] * US for r in ranges], pa.int64()),
-            "end": pa.array([r[1] * US for r in ranges], pa.int64()),
-            "duration": pa.array([(r[1] - r[0]) * US for r in ranges], pa.int64()),
-            "pid": pa.array([1] * n, pa.int64()),
-            "tid": pa.array([1] * n, pa.int64()),
-            "domain": _dict([""] * n),
-            "text": _dict([r[2] for r in ranges]),
-            "depth": pa.array([r[3] for r in ranges], pa.int32()),
-        },
-        n,
-    )
+    nv = _nvtx(ranges)
     t = _loop(kernels, launches, [(0, 1)])
     ctx = Ctx(trace_of(kernels=t.table("kernels"), api=t.table("api"), nvtx=nv))
     b = step_budget(ctx)
@@ -298,19 +288,7 @@ def test_a_dataloader_wait_inside_the_step_is_found_by_the_loop_threads_os_calls
         kernels += [(t + 20, t + 40), (t + 620, t + 640)]
         reads.append((t + 100, t + 600))
     t = _loop(kernels, launches, [(i * 1000, i * 1000 + 900) for i in range(5)])
-    n = len(reads)
-    osrt = schema.conform(
-        "osrt",
-        {
-            "start": pa.array([r[0] * US for r in reads], pa.int64()),
-            "end": pa.array([r[1] * US for r in reads], pa.int64()),
-            "duration": pa.array([(r[1] - r[0]) * US for r in reads], pa.int64()),
-            "pid": pa.array([1] * n, pa.int64()),
-            "tid": pa.array([1] * n, pa.int64()),
-            "name": _dict(["read"] * n),
-        },
-        n,
-    )
+    osrt = _spans("osrt", reads, name=_dict(["read"] * len(reads)))
     ctx = Ctx(trace_of(kernels=t.table("kernels"), api=t.table("api"), nvtx=t.table("nvtx"),
                        osrt=osrt))  # fmt: skip
     b = step_budget(ctx)
