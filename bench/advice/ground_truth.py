@@ -81,8 +81,10 @@ step unless named a share.
                             GEMMs -> nvjet was 6x in hf_gpt2_trainer).
 
 Decision: the bottleneck is the class whose lever saves most, refined:
-   - the launch lever is `tiny_optimizer_kernels` when the optimizer lever saves >= 50 % of it,
-     and `inference_launch_bound` when the steps show no backward work (no backward kernel, no
+   - the launch lever is `tiny_optimizer_kernels` when the optimizer lever saves >= 50 % of it
+     and the optimizer launches more per-parameter kernels than multi_tensor_apply ones (without
+     an NVTX optimizer phase, the optimizer is the run of element-wise/reduction/multi-tensor
+     kernels the main thread launches after the last backward launch), and `inference_launch_bound` when the steps show no backward work (no backward kernel, no
      `backward` phase, no graph executions hiding the kernels);
    - `graphs_untraced` when graphs in graph-trace mode hold >= 50 % of GPU busy time and the top
      lever is small or a kernel-level one (the kernels inside are not in the report);
@@ -1284,6 +1286,10 @@ def queue_depth(cap: Capture, idx: np.ndarray) -> float:
 
 
 OPT_RE = re.compile(r"multi_tensor_apply|fused_adam|fusedadam|_foreach_|adam|sgd|lamb", re.I)
+OPT_KERNEL_RE = re.compile(
+    r"elementwise_kernel|multi_tensor_apply|reduce_kernel|fused_adam|lerp|addc(mul|div)|foreach",
+    re.I,
+)
 OPT_PHASE_RE = re.compile(r"optim|adam|sgd|opt[_ ]?step|update", re.I)
 
 
@@ -1300,6 +1306,37 @@ def optimizer_stats(cap: Capture, win: Window, ph: dict) -> dict[str, float]:
         out["optimizer_phase_kernels_per_step"] = round(inside / n, 1)
         out["per_param_kernels_per_step"] = round(max(inside - mta, 0) / n, 1)
     return out
+
+
+def after_backward(cap: Capture, st: Steps, win: Window) -> dict[str, tuple]:
+    """Without an NVTX optimizer phase: from the end of each step's last backward launch (a
+    launch by the autograd thread, or a backward-named kernel), the run of element-wise,
+    reduction and multi-tensor kernels the main thread launches next, up to its first other op
+    (the next forward's GEMM, norm, embedding or input copy)."""
+    ops, api = cap.ops, cap.api
+    idx = np.flatnonzero((win.step_of >= 0) & (ops.api >= 0))
+    a = ops.api[idx]
+    names = [cap.kname.get(int(n), "") for n in ops.name[idx]]
+    back = (api.tid[a] != st.tid) | np.array([bool(BACKWARD_RE.search(n)) for n in names])
+    last = np.full(len(st.start), -1)
+    np.maximum.at(last, win.step_of[idx[back]], api.end[a[back]])
+    seq, _ = launch_sequence(cap, st.pid)
+    seq = seq[api.tid[ops.api[seq]] == st.tid]
+    t = api.start[ops.api[seq]]
+    ends = [optimizer_end(cap, seq, int(np.searchsorted(t, x))) if x > 0 else -1 for x in last]
+    ok = (last > 0) & (np.array(ends) > last)
+    if not ok.any():
+        return {}
+    return {"optimizer (after backward, inferred)": (last[ok], np.array(ends)[ok])}
+
+
+def optimizer_end(cap: Capture, seq: np.ndarray, k: int) -> int:
+    """Start of the first launch from seq[k] on that is not an optimizer-like kernel."""
+    ops, api = cap.ops, cap.api
+    for o in seq[k:].tolist():
+        if ops.kind[o] != KERNEL or not OPT_KERNEL_RE.search(cap.kname.get(int(ops.name[o]), "")):
+            return int(api.start[ops.api[o]])
+    return -1
 
 
 def optimizer_ranges(ph: dict) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1451,7 +1488,8 @@ def candidates(
     c = {k: v for k, v in est.items() if k not in ("replay_period_ns", "launch", "comm_wait")}
     launch = est.get("launch", 0.0)
     opt = c.pop("tiny_optimizer_kernels", 0.0)
-    if opt >= 0.5 * launch and opt > 0:
+    per_param = fig.get("per_param_kernels_per_step", 0.0) > fig["multi_tensor_apply_per_step"]
+    if opt >= 0.5 * launch and opt > 0 and per_param:
         c["tiny_optimizer_kernels"] = opt
     else:
         c["cpu_bound" if backward else "inference_launch_bound"] = launch
@@ -1543,6 +1581,8 @@ def analyze(cap: Capture) -> dict[str, Any]:
     steady = np.flatnonzero(win.step_of >= 0)
     cpu = cpu_side(cap, win, st.pid)
     ph = phases(cap, st)
+    if optimizer_ranges(ph) is None:
+        ph.update(after_backward(cap, st, win))
     busy = busy_by_device(cap, win)
     fig = kernel_figures(cap, win) | copy_figures(cap, win) | optimizer_stats(cap, win, ph)
     fig["graph_trace_mode"] = bool((cap.ops.kind[steady] == GRAPH).any())
