@@ -84,8 +84,9 @@ Decision: the bottleneck is the class whose lever saves most, refined:
    - the launch lever is `tiny_optimizer_kernels` when the optimizer lever saves >= 50 % of it
      and the optimizer launches more per-parameter kernels than multi_tensor_apply ones (without
      an NVTX optimizer phase, the optimizer is the run of element-wise/reduction/multi-tensor
-     kernels the main thread launches after the last backward launch), and `inference_launch_bound` when the steps show no backward work (no backward kernel, no
-     `backward` phase, no graph executions hiding the kernels);
+     kernels the main thread launches after the last backward launch);
+   - it is `inference_launch_bound` when the steps show no backward work (no backward kernel,
+     no `backward` phase, no graph executions hiding the kernels);
    - `graphs_untraced` when graphs in graph-trace mode hold >= 50 % of GPU busy time and the top
      lever is small or a kernel-level one (the kernels inside are not in the report);
    - `gpu_bound_healthy` when the top saving is < 10 % of the step and the GPU is >= 80 % busy.
