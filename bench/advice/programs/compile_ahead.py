@@ -81,7 +81,8 @@ def main() -> None:
         torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1e3 / args.steps
     print(
-        f"gpt2 n_layer {cfg.n_layer} batch {batch}x{seq} compiled (default mode), .item() every 10 steps"
+        f"gpt2 n_layer {cfg.n_layer} batch {batch}x{seq} compiled (default mode), "
+        ".item() every 10 steps"
     )
     print(f"STEADY_STEP_MS {ms:.3f}")
     print(f"STEPS {args.steps}")

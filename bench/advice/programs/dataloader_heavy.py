@@ -96,7 +96,8 @@ def main() -> None:
     ms = (time.perf_counter() - t0) * 1e3 / args.steps
     mb = batch * 3 * size * size * 4 / 1e6
     print(
-        f"resnet18 batch {batch} ({mb:.1f} MB float32) workers {workers} pin_memory {loader.pin_memory}"
+        f"resnet18 batch {batch} ({mb:.1f} MB float32) workers {workers} "
+        f"pin_memory {loader.pin_memory}"
     )
     print(f"STEADY_STEP_MS {ms:.3f}")
     print(f"STEPS {args.steps}")

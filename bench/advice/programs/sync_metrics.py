@@ -72,7 +72,8 @@ def main() -> None:
                 vals = (acc_dev / 10).tolist()
                 acc_dev.zero_()
                 print(
-                    f"step {i} loss {vals[0]:.4f} acc {vals[1]:.3f} pmax {vals[2]:.4f} gnorm {vals[3]:.3f}"
+                    f"step {i} loss {vals[0]:.4f} acc {vals[1]:.3f} "
+                    f"pmax {vals[2]:.4f} gnorm {vals[3]:.3f}"
                 )
         else:
             hist["loss"].append(loss.item())

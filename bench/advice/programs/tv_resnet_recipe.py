@@ -2,7 +2,8 @@
 
 Library: torchvision (models.resnet50(weights=None)), with the loop of
 references/classification/train.py at its defaults: cudnn.benchmark, batch 32,
-SGD(lr 0.1, momentum 0.9, weight decay 1e-4), StepLR, CrossEntropyLoss, DataLoader(num_workers=8, pin_memory=True),
+SGD(lr 0.1, momentum 0.9, weight decay 1e-4), StepLR, CrossEntropyLoss,
+DataLoader(num_workers=8, pin_memory=True),
 `.to(device, non_blocking=True)`, no --amp, no channels_last, and per step the reference's
 MetricLogger updates: loss.item(), then accuracy top-1/top-5 .item() (three host syncs a
 step). Data: an in-memory synthetic uint8 image set (no download), converted to
@@ -79,7 +80,8 @@ def main() -> None:
         pin_memory=CUDA,
         drop_last=True,
     )
-    torch.backends.cudnn.benchmark = True  # the reference's default (no --use-deterministic-algorithms)
+    # the reference's default (no --use-deterministic-algorithms)
+    torch.backends.cudnn.benchmark = True
     model = torchvision.models.resnet50(weights=None).to(DEV)
     if args.fix:
         model = model.to(memory_format=torch.channels_last)
