@@ -6,13 +6,21 @@ a nanosecond grid, device by device."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
 from tests.support.tiny import Gpu, busy_grid, gpu_table, kernels_trace, trace_of
 from tuiperf import schema
-from tuiperf.analysis.comm import collective_ranges, comm_by_device, comm_kernel_mask
+from tuiperf.analysis.comm import (
+    collective_ranges,
+    comm_by_device,
+    comm_kernel_mask,
+    loop_comm,
+    overlap_by_step,
+)
 from tuiperf.analysis.context import Ctx
 
 AR = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
@@ -155,3 +163,115 @@ def test_torch_backend_ranges_win(backend: str) -> None:
         (400, 500, f"{backend}:all_gather", "gpu_user_annotation"),  # a mirror alone
     ]
     assert _ranges(rows) == [1]
+
+
+def _fake_budget(ctx: Ctx, device: int, comm_exposed: list[int], tid: int | None = None) -> Ctx:
+    """Steps [0, 100) and [100, 200) on `device`, with the budget's exposed comm per step
+    given (loop_comm takes it from the budget as it is)."""
+    steps = [
+        SimpleNamespace(label=f"step {i}", start_ns=a, end_ns=a + 100, cpu_start_ns=a,
+                        cpu_end_ns=a + 100, parts=SimpleNamespace(ns={"comm": x}))
+        for i, (a, x) in enumerate(zip((0, 100), comm_exposed))
+    ]  # fmt: skip
+    main = SimpleNamespace(device=device, steps=steps)
+    ctx.__dict__["budget"] = SimpleNamespace(main=main, devices=[main])
+    ctx.__dict__["steps"] = SimpleNamespace(tid=tid)
+    return ctx
+
+
+def _null(table: pa.Table, column: str, row: int) -> pa.Table:
+    """`table` with `column` null in `row` (a kernel with no device, a range with no tid)."""
+    values = table[column].to_pylist()
+    values[row] = None
+    i = table.schema.get_field_index(column)
+    return table.set_column(i, column, pa.array(values, table.schema.field(column).type))
+
+
+@pytest.mark.parametrize("main", [0, 1])
+def test_loop_comm_from_kernels_by_hand(main: int) -> None:
+    rows: list[Gpu] = [
+        (100, 110, main, 2, AR),  # on step 1's first ns: step 1
+        (20, 40, main, 3, AG),  # inside the AllReduce below: the union of step 0 is 40
+        (10, 50, main, 2, AR),  # by start it comes first, by end last
+        (200, 210, main, 2, AR),  # where the last step ends: in no step
+        (50, 60, main + 1, 2, AR),  # another device
+        (60, 70, main, 2, AR),  # no device recorded (made null below): on no device
+    ]
+    kernels = _null(gpu_table("kernels", rows), "device", 5)
+    lc = loop_comm(_fake_budget(Ctx(trace_of(kernels=kernels)), main, [7, 3]))
+    assert lc is not None and (lc.source, lc.device, lc.found) == ("kernels", main, True)
+    assert (lc.starts.tolist(), lc.ends.tolist()) == ([10, 20, 100, 200], [50, 40, 110, 210])
+    assert lc.kinds.tolist() == ["AllReduce", "AllGather", "AllReduce", "AllReduce"]
+    assert lc.by_kind() == {"AllReduce": (3, 60), "AllGather": (1, 20)}
+    got = [(s.label, s.start_ns, s.end_ns, s.comm_ns, s.exposed_ns, s.calls) for s in lc.steps]
+    assert got == [("step 0", 0, 100, 40, 7, 2), ("step 1", 100, 200, 10, 3, 1)]
+    over = overlap_by_step(_fake_budget(Ctx(trace_of(kernels=kernels)), main, [5, 0]))
+    assert [(o.comm_ns, o.exposed_ns) for o in over[main]] == [(40, 5), (10, 0)]
+
+
+@pytest.mark.parametrize(
+    ("tid", "kept"), [(0, [50, 300]), (1, [50, 300]), (7, [50, 120, 300, 400])]
+)
+def test_loop_comm_from_the_loop_threads_ranges_by_hand(tid: int, kept: list[int]) -> None:
+    """Ranges on the loop's thread `tid` only; with none there (tid 7, every tid null):
+    every range."""
+    other = 1 - tid if tid < 2 else 6
+    nvtx = schema.conform(
+        "nvtx",
+        {
+            "start": pa.array([50, 120, 300, 400], pa.int64()),
+            "end": pa.array([80, 150, 310, 420], pa.int64()),
+            "tid": pa.array([tid, other, tid, tid], pa.int64()),
+            "text": pa.array(["gloo:all_reduce", "gloo:all_reduce", "gloo:broadcast",
+                              "gloo:barrier_all_reduce"]).dictionary_encode(),
+        },
+        4,
+    )  # fmt: skip
+    nvtx = _null(nvtx, "tid", 3)  # no thread recorded: never the loop's
+    if tid == 7:
+        nvtx = _null(_null(_null(nvtx, "tid", 0), "tid", 2), "tid", 1)
+    # compute on device 0 covers [0, 60): the range [50, 80) is exposed for 20 ns
+    kernels = gpu_table("kernels", [(0, 60, 0, 1, GEMM), (55, 65, 1, 1, GEMM)])
+    ctx = _fake_budget(Ctx(trace_of(kernels=kernels, nvtx=nvtx)), 0, [0, 0], tid=tid)
+    lc = loop_comm(ctx)
+    assert lc is not None and (lc.source, lc.device) == ("ranges", 0)
+    assert lc.starts.tolist() == kept
+    # step 1 holds [120, 150) when it is kept: no compute there, all 30 ns exposed
+    step1 = (30, 30, 1) if 120 in kept else (0, 0, 0)
+    assert [(s.comm_ns, s.exposed_ns, s.calls) for s in lc.steps] == [(30, 20, 1), step1]
+
+
+def test_loop_comm_without_collectives() -> None:
+    ctx = _fake_budget(Ctx(kernels_trace([(0, 60, 0, 1, GEMM)])), 0, [0, 0])
+    lc = loop_comm(ctx)
+    assert lc is not None and (lc.source, lc.found, lc.device) == ("", False, 0)
+    assert lc.starts.dtype == np.int64 and len(lc.starts) == 0 and lc.by_kind() == {}
+    assert [(s.comm_ns, s.exposed_ns, s.calls) for s in lc.steps] == [(0, 0, 0), (0, 0, 0)]
+
+
+def test_overlap_by_step_per_device() -> None:
+    rows: list[Gpu] = [(10, 50, 0, 2, AR), (20, 40, 0, 3, AG), (150, 170, 1, 2, AR)]
+    ctx = _fake_budget(Ctx(kernels_trace(rows)), 0, [5, 0])
+    got = overlap_by_step(ctx)
+    assert [(o.label, o.comm_ns, o.exposed_ns, o.overlapped_ns) for o in got[0]] == [
+        ("step 0", 40, 5, 35),
+        ("step 1", 0, 0, 0),
+    ]
+    assert set(got) == {0}  # device 1's collective: not a device of the budget
+    no_comm = _fake_budget(Ctx(kernels_trace([(0, 60, 0, 1, GEMM)])), 0, [0, 0])
+    assert overlap_by_step(no_comm) == {}
+
+
+def test_a_call_naming_no_collective_type_is_other() -> None:
+    nvtx = schema.conform(
+        "nvtx",
+        {
+            "start": pa.array([10], pa.int64()),
+            "end": pa.array([20], pa.int64()),
+            "text": pa.array(["nccl:barrier"]).dictionary_encode(),
+        },
+        1,
+    )
+    lc = loop_comm(_fake_budget(Ctx(trace_of(nvtx=nvtx)), 0, [0, 0]))
+    assert lc is not None and lc.kinds.tolist() == ["other"]
+    assert lc.by_kind() == {"other": (1, 10)}
