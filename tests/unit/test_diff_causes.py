@@ -19,3 +19,18 @@ def test_compute_and_comm_are_shown_by_their_own_kernels() -> None:
     assert "AllReduce" in _evidence(d, "comm")  # type: ignore[arg-type]
     only_nccl = SimpleNamespace(kernels=rows[:1], before=None, after=None)
     assert _evidence(only_nccl, "compute") == ""  # type: ignore[arg-type]
+
+
+def test_a_bug_in_the_step_budget_is_not_hidden_as_no_steps(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """diff used to catch any exception from the step budget and compare without steps."""
+    import pytest
+
+    from tests.support.tiny import kernels_trace
+    from tuiperf.analysis import diff, step_budget
+
+    def broken(ctx: object) -> None:
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(step_budget, "step_budget", broken)
+    with pytest.raises(ZeroDivisionError, match="planted"):
+        diff.measure(kernels_trace([(0, 10, 0, 7, "k")]), "a", findings=False)
