@@ -17,13 +17,18 @@ from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, STRAGGLER_WORK, assembl
 STEPS = 4
 
 
-def _rank(rank: int, work: int, inside: int, clock: int = 0) -> RankResult:
+def _rank(rank: int, work: int, inside: int, clock: int = 0, n: int = STEPS) -> RankResult:
     """Steps [clock + i*(work+inside), +work+inside); the collective fills each step's end."""
     step = work + inside
-    starts = clock + step * np.arange(STEPS, dtype=np.int64)
-    coll_starts = starts + work
-    steps = {c: np.zeros(STEPS, np.int64) for c in STEP_COLUMNS}
-    steps["wall_ns"] = np.full(STEPS, step, np.int64)
+    starts = clock + step * np.arange(n, dtype=np.int64)
+    return _ranked(rank, starts, starts + work, starts + step)
+
+
+def _ranked(rank: int, starts: np.ndarray, coll_starts: np.ndarray, ends: np.ndarray) -> RankResult:
+    """A rank whose step i starts at starts[i] and ends when its one collective ends."""
+    n = len(starts)
+    steps = {c: np.zeros(n, np.int64) for c in STEP_COLUMNS}
+    steps["wall_ns"] = ends - starts
     return RankResult(
         path=f"rank{rank}.nsys-rep",
         name_rank=rank,
@@ -31,11 +36,11 @@ def _rank(rank: int, work: int, inside: int, clock: int = 0) -> RankResult:
         step_source="nvtx",
         comm_source="kernels",
         device=0,
-        labels=[f"step {i}" for i in range(STEPS)],
+        labels=[f"step {i}" for i in range(n)],
         starts=starts,
         steps=steps,
         coll_starts=coll_starts,
-        coll_ends=coll_starts + inside,
+        coll_ends=ends,
     )
 
 
@@ -105,3 +110,59 @@ def test_too_few_ranks_or_collectives() -> None:
     one.coll_starts, one.coll_ends = one.coll_starts[:1], one.coll_ends[:1]
     s = _set(_rank(0, 1000, 300), one)
     assert s.straggler is None and "fewer than two ranks show collectives" in s.verdict
+
+
+def test_verdicts_word_for_word() -> None:
+    assert _set(_rank(0, 1000, 300)).verdict == "one rank: nothing to compare"
+    one = _rank(1, 2000, 10, n=1)  # one collective: no work between two
+    s = _set(_rank(0, 1000, 300), one)
+    assert s.verdict == "no straggler named: fewer than two ranks show collectives"
+    s = _set(_rank(0, 1000, 300), _rank(1, 1500, 300), _rank(2, 1000, 300))
+    assert s.verdict == (
+        "no straggler: rank 1 works longest between collectives (1.5 µs, others 1 µs) "
+        "but the others do not wait for it"
+    )
+
+
+def test_two_ranks_with_two_collectives_each_are_enough() -> None:
+    s = _set(_rank(0, 1000, 300, n=2), _rank(1, 1200, 100, n=2))
+    assert s.straggler is not None and (s.straggler.rank, s.straggler.steps) == (1, 2)
+
+
+def test_last_arrivals_on_aligned_clocks_by_hand() -> None:
+    """Step i spans [1000 i, 1000 i + 900) on the common clock; every rank's collective ends
+    at 1000 i + 900; rank 1's report counts from 5000 ns earlier, rank 2's from 300."""
+    arrive = {0: [100, 100, 100, 100], 1: [600, 500, 100, 700], 2: [650, 200, 100, 200]}
+    ranks = _arrivals(arrive, {0: 0, 1: 5000, 2: 300})
+    s = _set(*ranks)
+    assert s.offsets == {0: 0, 1: 5000, 2: 300}
+    st = s.straggler
+    # work between collectives = next arrival + 100: rank 1 600, 200, 800 (median 600);
+    # others' medians 200 and 300 -> 250; inside: rank 1 350, others 800 and 700 -> 750
+    assert st is not None and st.rank == 1
+    assert (st.work_ns, st.others_work_ns, st.inside_ns, st.others_inside_ns) == (
+        600, 250, 350, 750)  # fmt: skip
+    # last: step 0 no (600 < 650), 1 yes (500 > 200), 2 no (a tie at 100), 3 yes (700 > 200)
+    assert (st.last_arrivals, st.steps) == (2, 4)
+
+
+def _arrivals(arrive: dict[int, list[int]], clock: dict[int, int]) -> list[RankResult]:
+    ranks = []
+    for r, a in arrive.items():
+        base = 1000 * np.arange(len(a), dtype=np.int64) + clock[r]
+        ranks.append(_ranked(r, base, base + np.array(a), base + 900))
+    return ranks
+
+
+def test_last_arrivals_count_only_steps_both_sides_have() -> None:
+    clock = {0: 0, 1: 5000, 2: 300}
+    # the others lack step 3: rank 1 is last in step 1 of steps 0-2 (step 2: a tie)
+    short = {0: [100, 100, 100], 1: [600, 500, 100, 700], 2: [650, 200, 100]}
+    st = _set(*_arrivals(short, clock)).straggler
+    assert st is not None and (st.rank, st.last_arrivals, st.steps) == (1, 1, 3)
+    # rank 1 has no collective in step 4 (its fifth step): steps 0-3 count
+    ranks = _arrivals({0: [100] * 5, 1: [600, 500, 100, 700, 100], 2: [650, 200, 100, 200, 100]},
+                      clock)  # fmt: skip
+    ranks[1].coll_starts, ranks[1].coll_ends = ranks[1].coll_starts[:4], ranks[1].coll_ends[:4]
+    st = _set(*ranks).straggler
+    assert st is not None and (st.rank, st.last_arrivals, st.steps) == (1, 2, 4)
