@@ -296,3 +296,22 @@ def test_a_dataloader_wait_inside_the_step_is_found_by_the_loop_threads_os_calls
     (f,) = torch_rules.dataloader_starvation(ctx)
     assert f.metrics["gpu_idle_ns"] == 4 * 500 * US
     assert "DataLoader waits" in f.metrics["windows"]
+
+
+def test_a_gap_whose_closing_launch_ends_as_the_gpu_goes_idle_is_cpu_bound() -> None:
+    """Steps every 1000 µs (ranges [t, t+900)): kernel A (call [t, t+10), runs [t+10,
+    t+110)), kernel B (call [t+100, t+110), runs [t+160, t+210)). B's launch call ends at
+    t+110, the very ns the GPU goes idle: the GPU waited for that launch, so the 50 µs gap
+    is CPU-bound (step_budget's `closing_launch >= g0`; a `>` left it "other", a mutant no
+    test killed). Each steady window [t, t+1000): busy 100 + 50, idle 10 + 50 + 790 = 850
+    µs, all CPU-bound (the last gap closes with the next step's A, launched after it)."""
+    launches, kernels = [], []
+    for i in range(5):
+        t = i * 1000
+        launches += [(t, t + 10), (t + 100, t + 110)]
+        kernels += [(t + 10, t + 110), (t + 160, t + 210)]
+    b = step_budget(Ctx(_loop(kernels, launches, [(i * 1000, i * 1000 + 900) for i in range(5)])))
+    assert b is not None
+    for p in b.main.steps[:-1]:  # the last window ends at its range's end, not a next start
+        assert p.parts.busy_ns == 150 * US
+        assert (p.parts.ns["cpu_bound"], p.parts.ns["other"]) == (850 * US, 0)
