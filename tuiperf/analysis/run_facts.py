@@ -21,10 +21,12 @@ from tuiperf.model import arrays as A
 GEMM = re.compile(r"gemm|conv|fprop|dgrad|wgrad|nvjet|cutlass|xmma|matmul|Kernel2", re.I)
 #: GEMMs on tensor cores in a low precision (bf16/fp16/fp8/int8) or TF32
 LOW_PRECISION = re.compile(
-    r"tf32|bf16|f16|fp16|half|hmma|gmma|s1688|s16816|i8|int8|e4m3|e5m2|nvjet_.*_[hv]_", re.I
+    r"tf32|bf16|f16|fp16|half|hmma|gmma|s1688|s16816|i8|int8|e4m3|e5m2", re.IGNORECASE
 )
+#: Hopper's cuBLAS JIT GEMMs name their half-precision types by one letter (`_h_`, `_v_`)
+NVJET_LOW = re.compile(r"nvjet_.*_[hv]_", re.IGNORECASE)
 #: fp32 GEMMs on the CUDA cores (FFMA, SIMT)
-FP32_SIMT = re.compile(r"sgemm|ffma|simt|f32f32_f32f32_f32|scudnn", re.I)
+FP32_SIMT = re.compile(r"sgemm|ffma|f32f32_f32f32_f32|scudnn", re.IGNORECASE)
 #: a fused optimizer (one kernel set for all parameters: torch's fused=True, apex)
 FUSED_OPTIMIZER = re.compile(r"fused_?adam|FusedAdam|fused_?sgd|FusedSgd|fused_?lamb", re.I)
 #: torch.compile's generated kernels
@@ -71,7 +73,11 @@ def _read(ctx: Ctx) -> RunFacts:
     k = ctx.table("kernels")
     dur = A.ints(k, "duration") if k.num_rows else np.zeros(0, np.int64)
     gemm = A.name_mask(k, "name", GEMM) if k.num_rows else np.zeros(0, bool)
-    low = gemm & A.name_mask(k, "name", LOW_PRECISION) if k.num_rows else gemm
+    low = (
+        gemm & (A.name_mask(k, "name", LOW_PRECISION) | A.name_mask(k, "name", NVJET_LOW))
+        if k.num_rows
+        else gemm
+    )
     simt = gemm & ~low & A.name_mask(k, "name", FP32_SIMT) if k.num_rows else gemm
     g = ctx.table("graphs")
     node = A.ints(k, "graph_node_id", -1) if "graph_node_id" in k.schema.names else dur * 0 - 1

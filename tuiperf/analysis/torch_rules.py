@@ -27,7 +27,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_kind
-from tuiperf.analysis.run_facts import run_facts
+from tuiperf.analysis.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
 from tuiperf.analysis.step_budget import Budget, first_launch
 from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
@@ -65,10 +65,6 @@ _OPTIM = re.compile(r"optim", re.IGNORECASE)
 _ZERO_GRAD = re.compile(r"zero_grad", re.IGNORECASE)
 _LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw", re.IGNORECASE)
 _GEMM = re.compile(r"gemm|conv|fprop|dgrad|wgrad", re.IGNORECASE)
-_FP32_SIMT = re.compile(r"sgemm|ffma|f32f32_f32f32_f32|scudnn", re.IGNORECASE)
-_LOW_PRECISION = re.compile(
-    r"tf32|bf16|f16|fp16|half|hmma|gmma|s1688|s16816|i8|int8|e4m3|e5m2", re.IGNORECASE
-)
 _ALLOC = re.compile(
     r"^(cudaMalloc|cudaFree|cuMemAlloc|cuMemFree|cudaMallocHost|cudaFreeHost"
     r"|cudaHostAlloc|cuMemHostAlloc|cuMemFreeHost)(_v\d+)?$",
@@ -549,8 +545,8 @@ def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:
         raise Skip("no kernels in this report")
     mask = (
         A.name_mask(k, "name", _GEMM)
-        & A.name_mask(k, "name", _FP32_SIMT)
-        & ~A.name_mask(k, "name", _LOW_PRECISION)
+        & A.name_mask(k, "name", FP32_SIMT)
+        & ~A.name_mask(k, "name", LOW_PRECISION)
     )
     return _kernel_name_rule(
         ctx,
