@@ -61,13 +61,26 @@ profiler_cycle         profiler_cycle        1 40  -     -
 compile_default        compile_default       1 80  -     -
 compile_ahead          compile_ahead         1 35  -     -
 reduce_overhead        reduce_overhead       1 60  -     -
-reduce_overhead_fix    reduce_overhead       1 50  --fix -
+reduce_overhead_fix    reduce_overhead       2 40  --fix -
 tv_resnet_recipe_fix   tv_resnet_recipe      1 40  --fix -
 reduce_overhead_node   reduce_overhead       0 25  -     --cuda-graph-trace=node
 sync_metrics           sync_metrics          1 30  -     -
 sync_metrics_fix       sync_metrics          1 30  --fix -
 optimizer_foreach_off  optimizer_foreach_off 1 30  -     -
 optimizer_foreach_off_fix optimizer_foreach_off 1 30 --fix -
+compile_default_top    compile_default       2 70  --mode=reduce-overhead -
+lightning_resnet18_top lightning_resnet18    2 30  --batch=1024 -
+sync_metrics_top       sync_metrics          2 25  --batch=256 -
+ddp_gloo_top           ddp_gloo              2 25  --batch=256 -
+tv_resnet_recipe_top   tv_resnet_recipe      2 35  --batch=128 -
+hf_gpt2_trainer_top    hf_gpt2_trainer       2 40  --batch=32 -
+compile_ahead_top      compile_ahead         2 50  --mode=reduce-overhead -
+sync_metrics_again     sync_metrics          2 25  -     -
+lightning_resnet18_again lightning_resnet18  2 30  -     -
+compile_default_batch  compile_default       2 60  --batch=64 -
+compile_ahead_batch    compile_ahead         2 50  --batch=64 -
+dataloader_heavy_top   dataloader_heavy      2 30  --batch=256 -
+compile_default_again  compile_default       2 60  -     -
 "
 
 {

@@ -36,6 +36,9 @@ REPO = HERE.parent.parent
 TUIPERF = REPO / ".venv" / "bin" / "tuiperf"
 CACHE = Path(tempfile.gettempdir()) / "tuiperf_advice_cache"
 FIX_SUFFIXES = ("_fix", "_fixed")
+#: variants whose change is the first finding's own fix (its option 1 or 2), beside `_fix`
+TOP_SUFFIXES = ("_top", "_batch")
+VARIANT_SUFFIXES = FIX_SUFFIXES + TOP_SUFFIXES
 RIGHT_TARGET, WITHIN_TARGET = 0.90, 0.80
 
 #: ground-truth class -> tuiperf rule ids accepted as the first finding
@@ -93,15 +96,8 @@ def captures(data: Path) -> dict[str, Path]:
     return out
 
 
-def fix_of(name: str, names: set[str]) -> str | None:
-    for suf in FIX_SUFFIXES:
-        if name + suf in names:
-            return name + suf
-    return None
-
-
 def is_fix(name: str) -> bool:
-    return name.endswith(FIX_SUFFIXES)
+    return name.endswith(VARIANT_SUFFIXES)
 
 
 # ----------------------------------------------------------------------------- logs
@@ -315,20 +311,51 @@ FIX_CLASS = {
     "tv_resnet_recipe": "fp32_no_tensor_cores",
 }
 
+#: what each `_top`/`_batch` variant (capture.sh's PLAN) changes: every one applies a lever of
+#: the cpu_bound finding's fix, "1) a bigger batch" or "2) torch.compile(mode='reduce-overhead')"
+APPLIED = {
+    "compile_ahead_top": "2) mode='reduce-overhead' (already compiled)",
+    "compile_default_top": "2) mode='reduce-overhead' (already compiled)",
+    "ddp_gloo_top": "1) batch 64 -> 256",
+    "hf_gpt2_trainer_top": "1) batch 16 -> 32",
+    "lightning_resnet18_top": "1) batch 256 -> 1024",
+    "sync_metrics_top": "1) batch 64 -> 256",
+    "tv_resnet_recipe_top": "1) batch 32 -> 128",
+}
+
 
 @dataclass
 class Pair:
     base: Row
     fix: Row | None  # None: only the log has the fix (its capture was not kept)
     fix_log: dict[str, Any]
+    variant: str = "_fix"
 
     @property
     def fix_name(self) -> str:
-        return self.fix.name if self.fix else f"{self.base.name}_fix (log only)"
+        name = self.base.name + self.variant
+        return name if self.fix else f"{name} (log only)"
 
     @property
     def fix_class(self) -> str | None:
+        if self.variant in TOP_SUFFIXES:
+            return "cpu_bound"
         return FIX_CLASS.get(self.base.name)
+
+    @property
+    def applied(self) -> str:
+        return APPLIED.get(self.base.name + self.variant, "the program's --fix")
+
+    @property
+    def top_fix(self) -> bool | None:
+        """Whether the change applies tuiperf's first finding's lever (its class is one the
+        first finding's rule stands for)."""
+        rule = self.base.tp.get("rule")
+        if rule is None or self.fix_class is None:
+            return None
+        if self.applied.startswith("2)"):  # the fix's second lever, not the one it leads with
+            return False
+        return rule in ACCEPT.get(self.fix_class, {self.fix_class})
 
     @property
     def work_ratio(self) -> float:
@@ -387,10 +414,11 @@ def pairs(rows: list[Row], data: Path) -> list[Pair]:
     for r in rows:
         if is_fix(r.name) or ("_" in r.name and r.name.rsplit("_", 1)[0] in by):
             continue
-        f = fix_of(r.name, set(by))
-        fix_log = by[f].log if f else log_times(data, f"{r.name}_fix")
-        if f or fix_log.get("plain") is not None:
-            out.append(Pair(r, by.get(f) if f else None, fix_log))
+        for suf in VARIANT_SUFFIXES:
+            f = r.name + suf
+            fix_log = by[f].log if f in by else log_times(data, f)
+            if f in by or fix_log.get("plain") is not None:
+                out.append(Pair(r, by.get(f), fix_log, suf))
     return out
 
 
@@ -427,16 +455,17 @@ def capture_table(rows: list[Row]) -> list[str]:
 
 def pair_table(ps: list[Pair]) -> list[str]:
     out = [
-        "| pair | fix addresses | measured ms (no nsys) | measured ms (captures) "
-        "| first finding est ms: tuiperf / GT | within 2x | fix-class est ms: tuiperf / GT "
-        "| within 2x |",
-        "|---|---|---|---|---|---|---|---|",
+        "| pair | change | fix addresses | top finding's fix | measured ms (no nsys) "
+        "| measured ms (captures) | first finding est ms: tuiperf / GT | within 2x "
+        "| fix-class est ms: tuiperf / GT | within 2x |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in ps:
         m = p.measured
         t1, g1, t2, g2 = p.tp_est(True), p.gt_est(True), p.tp_est(False), p.gt_est(False)
         out.append(
-            f"| {p.base.name} / {p.fix_name} | {p.fix_class or '?'} | {ms(p.measured_plain)} "
+            f"| {p.base.name} / {p.fix_name} | {p.applied} | {p.fix_class or '?'} "
+            f"| {yes(p.top_fix)} | {ms(p.measured_plain)} "
             f"| {ms(p.measured_capture)} | {ms(t1)} / {ms(g1)} "
             f"| {yes(within_2x(t1, m))} / {yes(within_2x(g1, m))} | {ms(t2)} / {ms(g2)} "
             f"| {yes(within_2x(t2, m))} / {yes(within_2x(g2, m))} |"
@@ -489,18 +518,22 @@ def log_line(log: dict[str, Any]) -> str:
 
 def summary(rows: list[Row], ps: list[Pair]) -> tuple[list[str], bool]:
     right_n, judged = count([right(r) for r in rows])
-    t1 = count([within_2x(p.tp_est(True), p.measured) for p in ps])
-    g1 = count([within_2x(p.gt_est(True), p.measured) for p in ps])
-    t2 = count([within_2x(p.tp_est(False), p.measured) for p in ps])
+    top = [p for p in ps if p.top_fix]
+    # tuiperf claiming no saving where the fix saved time is a miss, not a pair left out
+    t1 = count([within_2x(p.tp_est(True) or 0.0, p.measured) for p in top])
+    g1 = count([within_2x(p.gt_est(True), p.measured) for p in top])
+    t2 = count([within_2x(p.tp_est(False) or 0.0, p.measured) for p in ps])
     g2 = count([within_2x(p.gt_est(False), p.measured) for p in ps])
     ok = judged > 0 and right_n >= RIGHT_TARGET * judged
     ok = ok and (t1[1] == 0 or t1[0] >= WITHIN_TARGET * t1[1])
     lines = [
         f"- first finding right on {right_n} of {judged} captures (target ≥ {RIGHT_TARGET:.0%})",
-        f"- first finding's estimate within 2x of the measured saving on {t1[0]} of {t1[1]} "
-        f"pairs (target ≥ {WITHIN_TARGET:.0%}); the ground truth's: {g1[0]} of {g1[1]}",
-        f"- estimate of the finding that names the applied fix within 2x on {t2[0]} of {t2[1]} "
-        f"pairs; the ground truth's: {g2[0]} of {g2[1]}",
+        f"- pairs whose change applies the lever tuiperf's first finding leads with (its fix's "
+        f"option 1, or the program's --fix where it is that lever): first finding's estimate "
+        f"within 2x of the measured saving on {t1[0]} of {t1[1]} (target ≥ {WITHIN_TARGET:.0%}); "
+        f"the ground truth's: {g1[0]} of {g1[1]}",
+        f"- every pair: estimate of the finding that names the applied fix within 2x on {t2[0]} "
+        f"of {t2[1]}; the ground truth's: {g2[0]} of {g2[1]}",
     ]
     return lines, ok
 

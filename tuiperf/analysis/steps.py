@@ -237,11 +237,59 @@ def _from_pattern(ctx: Ctx) -> Steps | None:
     if best is None:
         return None
     pos = np.flatnonzero(seq == best[1])
+    pos = _whole_period(seq, pos)
     t = launch[order][pos]
     # the last repeat has no next one to end it: the capture cut it, it is not a step
     conf, why = _pattern_confidence(ctx, order, pos)
     labels = [f"repeat {i + 1}" for i in range(len(t) - 1)]
     return Steps(t[:-1], t[1:], labels, "pattern", main_pid, None, {}, conf, why)
+
+
+#: share of kernels that must equal the kernel one period later for a period to be the loop's
+#: whole iteration (a layer's period fails where the layers end: the head, the optimizer)
+SELF_MATCH = 0.99
+
+
+def _irregular(pos: np.ndarray) -> bool:
+    counts = np.diff(pos)[1:] if len(pos) > 3 else np.diff(pos)
+    med = float(np.median(counts))
+    return bool(np.abs(counts - med).max() > PATTERN_COUNT_SPREAD * med)
+
+
+def _whole_period(seq: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The boundaries of the loop's whole iteration when the anchor kernel's repeats differ
+    in size (it recurs several times an iteration, e.g. once per generated token): the
+    smallest span of m repeats after which the kernel sequence repeats itself (SELF_MATCH),
+    re-anchored on the same kernel at each boundary. `pos` unchanged when none is found."""
+    if not _irregular(pos):
+        return pos
+    lo, hi = int(pos[0]), int(pos[-1])
+    for m in range(2, (len(pos) - 1) // MIN_PATTERN_STEPS + 1):
+        period = int(np.median(pos[m:] - pos[:-m]))
+        if period < MIN_PATTERN_KERNELS or hi - lo < MIN_PATTERN_STEPS * period:
+            break
+        a = seq[lo : hi - period]
+        if float(np.mean(a == seq[lo + period : hi])) < SELF_MATCH:
+            continue
+        out = _anchored(pos, period)
+        if len(out) > MIN_PATTERN_STEPS and not _irregular(out):
+            return out
+    return pos
+
+
+def _anchored(pos: np.ndarray, period: int) -> np.ndarray:
+    """Every anchor occurrence about `period` kernels after the previous boundary (the
+    nearest within PATTERN_COUNT_SPREAD of it), from the first; stops where none is."""
+    out = [int(pos[0])]
+    tol = PATTERN_COUNT_SPREAD * period
+    while True:
+        want = out[-1] + period
+        k = int(np.searchsorted(pos, want))
+        near = [int(pos[j]) for j in (k - 1, k) if 0 <= j < len(pos)]
+        near = [x for x in near if x > out[-1] and abs(x - want) <= tol]
+        if not near:
+            return np.asarray(out, np.int64)
+        out.append(min(near, key=lambda x: abs(x - want)))
 
 
 #: kernels of a backward pass and of an optimizer: a training iteration has both
@@ -259,8 +307,7 @@ def _pattern_confidence(ctx: Ctx, order: np.ndarray, pos: np.ndarray) -> tuple[s
     is regular but shows no backward or optimizer (a layer, or inference), "low" when the
     repeats differ in size."""
     counts = np.diff(pos)[1:] if len(pos) > 3 else np.diff(pos)  # the first may warm up
-    med = float(np.median(counts))
-    if np.abs(counts - med).max() > PATTERN_COUNT_SPREAD * med:
+    if _irregular(pos):
         return "low", (
             f"the repeats hold {int(counts.min()):,}–{int(counts.max()):,} kernels: "
             "not one fixed iteration"

@@ -44,19 +44,23 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help="no fix for this program (ignored)")
     p.add_argument("--steps", type=int, default=10, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: 16)")
+    p.add_argument(
+        "--mode", default="default", help='torch.compile mode ("reduce-overhead": CUDA graphs)'
+    )
     args = p.parse_args()
     if args.fix:
         print("compile_default has no fix variant: running it unchanged")
 
     if CUDA:
         cfg = GPT2Config(n_layer=4)
-        batch, seq = 16, 512
+        batch, seq = (args.batch or 16), 512
     else:
         cfg = GPT2Config(n_layer=2, n_embd=64, n_head=2, n_positions=128, vocab_size=1024)
         batch, seq = 2, 32
     model = GPT2LMHeadModel(cfg).to(DEV)
     model.train()
-    model = torch.compile(model)
+    model = torch.compile(model, mode=None if args.mode == "default" else args.mode)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     g = torch.Generator(device=DEV).manual_seed(0)
 
@@ -68,6 +72,8 @@ def main() -> None:
                 torch.cuda.synchronize()
             t0 = time.perf_counter()
         nvtx_push(f"step {i}")
+        if args.mode == "reduce-overhead":
+            torch.compiler.cudagraph_mark_step_begin()
         x = torch.randint(0, cfg.vocab_size, (batch, seq), device=DEV, generator=g)
         with torch.autocast(DEV.type, dtype=torch.bfloat16):
             loss = model(input_ids=x, labels=x).loss
@@ -80,7 +86,7 @@ def main() -> None:
     if CUDA:
         torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1e3 / args.steps
-    print(f"gpt2 n_layer {cfg.n_layer} batch {batch}x{seq} compiled (default mode)")
+    print(f"gpt2 n_layer {cfg.n_layer} batch {batch}x{seq} compiled (mode {args.mode})")
     print(f"STEADY_STEP_MS {ms:.3f}")
     print(f"STEPS {args.steps}")
     print(f"BATCH {batch}")

@@ -57,9 +57,11 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help="pin_memory=True + non_blocking copies")
     p.add_argument("--steps", type=int, default=20, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: default)")
     args = p.parse_args()
 
     size, batch, workers = (224, 64, 8) if CUDA else (64, 4, 2)
+    batch = args.batch if (args.batch and CUDA) else batch
     total = args.warmup + args.steps
     ds = ImagePool(total * batch, 256, size)
     loader = DataLoader(

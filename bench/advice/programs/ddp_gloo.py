@@ -42,6 +42,7 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help="backend nccl instead of gloo")
     p.add_argument("--steps", type=int, default=10, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: default)")
     args = p.parse_args()
 
     backend = "nccl" if (args.fix and CUDA) else "gloo"
@@ -51,6 +52,7 @@ def main() -> None:
         torch.cuda.set_device(0)
 
     size, batch = (224, 64) if CUDA else (64, 4)
+    batch = args.batch if (args.batch and CUDA) else batch
     model = torchvision.models.resnet50(weights=None).to(DEV, memory_format=torch.channels_last)
     ddp = DDP(model, device_ids=[0] if CUDA else None)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)

@@ -67,12 +67,13 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help="vocab_size=50304 (multiple of 64)")
     p.add_argument("--steps", type=int, default=15, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: default)")
     args = p.parse_args()
 
     vocab = 50304 if args.fix else 50257
     if CUDA:
         cfg = GPT2Config(vocab_size=vocab)
-        seq, batch = 512, 16
+        seq, batch = 512, (args.batch or 16)
     else:
         cfg = GPT2Config(vocab_size=vocab, n_layer=2, n_embd=64, n_head=2, n_positions=128)
         seq, batch = 32, 2

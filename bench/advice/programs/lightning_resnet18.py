@@ -94,9 +94,11 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help='precision="bf16-mixed"')
     p.add_argument("--steps", type=int, default=12, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: default)")
     args = p.parse_args()
 
     batch, workers = (256, 4) if CUDA else (8, 2)
+    batch = args.batch if (args.batch and CUDA) else batch
     total = args.warmup + args.steps
     g = torch.Generator().manual_seed(0)
     x = torch.randn(total * batch, 3, 32, 32, generator=g)

@@ -36,9 +36,11 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help="metrics on the GPU, read every 10 steps")
     p.add_argument("--steps", type=int, default=15, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: default)")
     args = p.parse_args()
 
     size, batch = (224, 64) if CUDA else (64, 4)
+    batch = args.batch if (args.batch and CUDA) else batch
     model = timm.create_model("resnet50", num_classes=1000)
     model = model.to(DEV, memory_format=torch.channels_last).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)

@@ -67,9 +67,11 @@ def main() -> None:
     p.add_argument("--fix", action="store_true", help="--amp (bf16) and --channels-last")
     p.add_argument("--steps", type=int, default=15, help="steady steps")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=0, help="batch size on the GPU (0: default)")
     args = p.parse_args()
 
     size, batch, workers = (224, 32, 8) if CUDA else (64, 4, 2)
+    batch = args.batch if (args.batch and CUDA) else batch
     total = args.warmup + args.steps
     ds = SyntheticImages(total * batch, size, 1000)
     loader = DataLoader(
