@@ -153,16 +153,17 @@ def _share(part: str, fs: list[Finding], claims: list[int], total: int, busy_sha
         got = [total * w // sum(weights) for w in weights]
     else:
         got = [
-            min(o if f.modelled else int(o * busy_share), total)
+            min(o, total + f.beyond_part_ns) if f.modelled else min(int(o * busy_share), total)
             for f, o in zip(fs, own, strict=True)
         ]
-        if sum(got) > total:
-            got = [total * g // sum(got) for g in got]
+        limit = total + sum(f.beyond_part_ns for f in fs)
+        if sum(got) > limit:
+            got = [limit * g // sum(got) for g in got]
     for f, g in zip(fs, got, strict=True):
         f.budget_part = part
         f.est_saving_ns = g
         if f.rule not in OWN_WORDS:
-            f.message += _budget_note(part, total, len(fs) - 1)
+            f.message += _budget_note(part, total, len(fs) - 1, f.modelled)
 
 
 def _residual(fs: list[Finding], own: list[int], total: int) -> list[int]:
@@ -190,7 +191,7 @@ ZERO_HINTS = {
 }
 
 
-def _budget_note(part: str, total: int, others: int) -> str:
+def _budget_note(part: str, total: int, others: int, modelled: bool = False) -> str:
     what = LABELS[part].split(": ", 1)[1]
     shared = f", shared with {others} other finding(s)" if others else ""
     if part in IDLE_PARTS and total == 0:  # the rule saw it, the budget's measure did not
@@ -198,6 +199,8 @@ def _budget_note(part: str, total: int, others: int) -> str:
         return f" Step budget: it finds no GPU idle time {what}{how}, so no saving is ranked."
     if part in IDLE_PARTS:
         return f" Step budget: the GPU idles {fmt.duration(total)} on {what}{shared}."
+    if modelled:
+        return f" Step budget: {what} take {fmt.duration(total)}{shared}."
     return (
         f" Step budget: {what} take {fmt.duration(total)}; the saving is weighted by the "
         f"share of the step the GPU is busy{shared}."

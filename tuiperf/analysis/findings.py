@@ -152,6 +152,9 @@ class Finding:
     #: the estimate is already what the step saves (ranking caps it at its budget part but
     #: does not weight it by the share of the step the GPU is busy)
     modelled: bool = False
+    #: with `modelled`: step time outside its budget part that the change also removes (the
+    #: batch hand-over a pin-memory thread takes over): ranking caps at part + this
+    beyond_part_ns: int = 0
 
     def __post_init__(self) -> None:
         if self.kernel and not self.kernels:

@@ -181,7 +181,7 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
     )
     step_time = int((steps.ends[with_copies] - steps.starts[with_copies]).sum())
     sev = Severity.WARNING if dur.sum() >= MIN_KERNEL_SHARE * step_time else Severity.INFO
-    model = _pinned_model(ctx, inside)
+    model = _pinned_model(ctx, inside, _handover_ns(ctx, steps, with_copies, inside))
     found = _finding(
         "pageable_h2d_in_steps",
         sev,
@@ -199,6 +199,7 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
         },
     )
     found.budget_part, found.saving_model, found.modelled = model.part, model.basis, True
+    found.beyond_part_ns = model.beyond_part_ns
     found.title = steps_title("Pageable host-to-device copies", len(with_copies), len(steps))
     return [sites.name_sites(found, ctx, "memcpy", inside, "Copied from")]
 
@@ -221,12 +222,38 @@ class PinnedModel:
     pinned_ns: int  # the same bytes at the pinned rate
     basis: str
     text: str
+    beyond_part_ns: int = 0  # of the saving, the hand-over time outside the budget part
 
 
-def _pinned_model(ctx: Ctx, rows: np.ndarray) -> PinnedModel:
+#: OS calls of the loop thread that hand a DataLoader worker's batch over: receiving its
+#: shared-memory file descriptors, unmapping the batch's memory when it is freed
+HANDOVER = re.compile(r"^(recvmsg|munmap)$")
+
+
+def _handover_ns(ctx: Ctx, steps: Steps, with_copies: np.ndarray, rows: np.ndarray) -> int:
+    """Time the copying thread spends in HANDOVER calls inside the steps with copies, when
+    those steps receive batches from worker processes (recvmsg there): with
+    DataLoader(pin_memory=True) the pin-memory thread receives and frees them instead."""
+    os_t = ctx.table("osrt")
+    api_rows = ctx.api_rows("memcpy")[rows]
+    if os_t.num_rows == 0 or not (api_rows >= 0).any():
+        return 0
+    tids = np.unique(A.ints(ctx.table("api"), "tid", -1)[api_rows[api_rows >= 0]])
+    start = A.ints(os_t, "start")
+    idx = steps.index_of(start)
+    m = A.name_mask(os_t, "name", HANDOVER) & np.isin(A.ints(os_t, "tid", -1), tids)
+    m &= np.isin(idx, with_copies)
+    names = A.strings(os_t, "name")
+    if not (m & (names == "recvmsg")).any():  # no batch comes from a worker process
+        return 0
+    return int(A.ints(os_t, "duration")[m].sum())
+
+
+def _pinned_model(ctx: Ctx, rows: np.ndarray, handover_ns: int = 0) -> PinnedModel:
     """Pinned memory + non_blocking=True: the CPU no longer waits in the copy call (in a
-    loop where the GPU idles meanwhile, that time is the saving), and the GPU copies at the
-    pinned rate (in a loop the copies fill, that is the saving)."""
+    loop where the GPU idles meanwhile, that time is the saving, with the batch hand-over
+    the pin-memory thread takes on), and the GPU copies at the pinned rate (in a loop the
+    copies fill, that is the saving)."""
     t = ctx.table("memcpy")
     size, dur = A.ints(t, "bytes"), A.ints(t, "duration")
     call = ctx.launch_duration("memcpy")[rows]
@@ -239,8 +266,14 @@ def _pinned_model(ctx: Ctx, rows: np.ndarray) -> PinnedModel:
         saving = max(int(dur[rows].sum()) - pinned, 0)
         basis = "the GPU copy time less the same bytes at the pinned rate"
     elif b is not None:  # the loop waits on the CPU: the calls stop blocking it
-        saving = blocked
+        saving = blocked + handover_ns
         basis = "the CPU time the copy calls block (a non_blocking copy overlaps the CPU's work)"
+        if handover_ns:
+            basis += (
+                f", plus {fmt.duration(handover_ns)} the loop thread spends receiving and "
+                "unmapping the workers' batches (recvmsg, munmap), which the pin-memory "
+                "thread takes over"
+            )
     else:
         saving = max(blocked - pinned, 0)
         basis = "the CPU time the copy calls block, less the pinned copy time"
@@ -249,7 +282,8 @@ def _pinned_model(ctx: Ctx, rows: np.ndarray) -> PinnedModel:
         f"bytes take ~{fmt.duration(pinned)} on the GPU ({rate:.1f} GB/s) and the call returns "
         f"at once. Saving modelled as {basis}."
     )
-    return PinnedModel(part, saving, blocked, pinned, basis, text)
+    beyond = handover_ns if saving > blocked else 0
+    return PinnedModel(part, saving, blocked, pinned, basis, text, beyond)
 
 
 def _pinned_rate(ctx: Ctx) -> float:
