@@ -57,7 +57,7 @@ ACCEPT: dict[str, set[str]] = {
     "copy_bound": {"copy_bound", "pageable_h2d_in_steps"},
     "fp32_no_tensor_cores": {"fp32_no_tensor_cores"},
     "misaligned_gemm": {"misaligned_gemm"},
-    "exposed_comm": {"exposed_comm"},
+    "exposed_comm": {"exposed_comm", "gloo_staging"},
     "gpu_bound_healthy": {"gpu_bound", "gpu_bound_healthy", "top_kernel"},
     "graphs_untraced": {"graphs_untraced"},
 }

@@ -46,6 +46,7 @@ PART_OF_RULE = {
     "tiny_optimizer_kernels": "cpu_bound",
     "pageable_h2d_in_steps": "copy",
     "cuda_memcpy_async": "copy",
+    "gloo_staging": "copy",
     "layout_conversion": "compute",
     "fp32_no_tensor_cores": "compute",
     "misaligned_gemm": "compute",

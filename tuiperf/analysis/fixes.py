@@ -28,6 +28,7 @@ TITLES: dict[str, str] = {
     "exposed_comm": "Exposed communication: collectives no compute hides",
     "graphs_untraced": "CUDA graphs traced whole: their kernels are not in the report",
     "misaligned_gemm": "Misaligned or fallback matrix-multiply kernels",
+    "gloo_staging": "Collectives over gloo copy GPU tensors through host memory",
     # readings of Nsight Compute sections
     "memory_bound": "Memory-bound kernel",
     "compute_bound": "Compute-bound kernel",
@@ -193,6 +194,14 @@ model = torch.nn.parallel.DistributedDataParallel(
     gradient_as_bucket_view=True)     # gradients live in the buckets: no copy in or out
 # FSDP: FullyShardedDataParallel(model, forward_prefetch=True,
 #                                backward_prefetch=BackwardPrefetch.BACKWARD_PRE)"""
+
+FIXES["gloo_staging"] = Fix(
+    "Use the NCCL backend for CUDA tensors: dist.init_process_group('nccl') reduces on the "
+    "GPU with no copy to the host; keep gloo only for CPU tensors (a second process group).",
+    """\
+dist.init_process_group("nccl")                       # CUDA tensors: reduce on the GPU
+cpu_group = dist.new_group(backend="gloo")            # only if CPU tensors need collectives""",
+)
 
 FIXES["exposed_comm"] = Fix(
     "Overlap communication with compute: let DDP all-reduce gradient buckets while backward "

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.analysis import budget_rules, comm_rules, fixes, kernel_rules, sites
+from tuiperf.analysis import budget_rules, comm_rules, fixes, gloo_rules, kernel_rules, sites
 from tuiperf.analysis.context import GPU_TABLES, Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
@@ -734,6 +734,7 @@ RULES: dict[str, Rule] = {
     "tiny_optimizer_kernels": tiny_optimizer_kernels,
     "alloc_churn": alloc_churn,
     "exposed_comm": comm_rules.exposed_comm,
+    "gloo_staging": gloo_rules.gloo_staging,
     "misaligned_gemm": kernel_rules.misaligned_gemm,
     "graphs_untraced": kernel_rules.graphs_untraced,
     "top_kernel": top_kernel,
