@@ -22,8 +22,10 @@ WINDOWS = [(0, 1000), (1000, 2000), (2000, 3000)]
 
 
 def _side(steps: list[int], parts: dict[str, int] | None = None) -> D.Side:
+    main = SimpleNamespace(steps=[SimpleNamespace(start_ns=a, end_ns=b) for a, b in WINDOWS])
     budget: Any = SimpleNamespace(
-        main=SimpleNamespace(steps=[SimpleNamespace(start_ns=a, end_ns=b) for a, b in WINDOWS]),
+        main=main,
+        devices=[main],  # one GPU: no per-GPU split of the reasons
         steady=SimpleNamespace(ns={p: (parts or {}).get(p, 0) for p in PARTS}),
         method="nvtx",
         method_text="NVTX step ranges",
@@ -94,8 +96,13 @@ def test_a_change_within_the_noise_gives_no_reasons() -> None:
     assert d.verdict == D.SAME and d.reasons == []
     rows = {r.name: r for r in d.budget}
     assert rows["compute"].change == pytest.approx(100.0)  # the row still shows it
+    # slower beyond the noise (BEFORE's MAD, 10 ns): compute +100 ns a step explains it;
+    # data +10 ns a step is within the noise and explains nothing, +11 ns is beyond it
     slower = _compare(b, _side([1100] * 3, {"compute": 900, "data": 30}))
-    assert [(p, c) for p, c, _ in slower.reasons] == [("compute", 100.0), ("data", 10.0)]
+    assert [(p, c) for p, c, _ in slower.reasons] == [("compute", 100.0)]
+    assert {r.name: r.status for r in slower.budget}["data wait"] == "within noise"
+    slower = _compare(b, _side([1100] * 3, {"compute": 900, "data": 33}))
+    assert [(p, c) for p, c, _ in slower.reasons] == [("compute", 100.0), ("data", 11.0)]
 
 
 #: before: gemm once a step (100 ns), relu in step 0 only, one gemm after the last step

@@ -40,6 +40,10 @@ SIZE_CLASSES = ((4 << 10, "≤4 KiB"), (1 << 20, "≤1 MiB"), (64 << 20, "≤64 
 BIG = ">64 MiB"
 #: a finding's saving changed when it moved by more than this share of the step
 FINDING_STEP_PCT = 1.0
+#: a by-name row whose time per launch moved by no more than this share is the same per
+#: launch: its per-step change is launches (or a fraction of one, from window totals)
+LAUNCH_SAME = 0.02
+WITHIN_NOISE, SAME_PER_LAUNCH = "within noise", "same per launch"
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,8 @@ class Row:
     detail: str = ""
     before_count: float | None = None
     after_count: float | None = None
+    #: a budget row's noise (ns): the step noise the verdict is judged against
+    noise: float = 0.0
 
     @property
     def change(self) -> float:
@@ -130,7 +136,25 @@ class Row:
             return "appeared"
         if self.after is None:
             return "vanished"
-        return "changed" if self.change else "same"
+        if not self.change:
+            return "same"
+        if self.section == "budget" and abs(self.change) <= self.noise:
+            return WITHIN_NOISE
+        return self._per_launch() or "changed"
+
+    def _per_launch(self) -> str:
+        """For a timed by-name row: "within noise" when its time per launch stayed within
+        LAUNCH_SAME and its launches per step moved by less than one (a fraction of a launch
+        is the window's total over its steps), "same per launch" when they moved by more."""
+        if self.unit != "ns" or self.section not in ("kernels", "copies", "api"):
+            return ""
+        nb, na = self.before_count, self.after_count
+        if not nb or not na or self.before is None or self.after is None:
+            return ""
+        mb, ma = self.before / nb, self.after / na
+        if abs(ma - mb) > LAUNCH_SAME * mb:
+            return ""
+        return WITHIN_NOISE if abs(na - nb) < 1 else SAME_PER_LAUNCH
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +169,7 @@ class Row:
             "before_count": self.before_count,
             "after_count": self.after_count,
             "status": self.status,
+            "noise": self.noise,
         }
 
 
@@ -222,7 +247,7 @@ def compare(before: Side, after: Side, tb: Trace, ta: Trace) -> Diff:
         side.api = _api(trace, windows)
     verdict, change, noise = _verdict(before, after)
     d = Diff(before, after, verdict, change, noise, [], per_step)
-    d.budget = _budget_rows(before, after)
+    d.budget = _budget_rows(before, after, noise)
     d.kernels = _kernel_rows(before, after, per_step)
     d.copies = _by_name_rows("copies", before.copies, after.copies, before, after, per_step)
     d.api = _by_name_rows("api", before.api, after.api, before, after, per_step)
@@ -353,7 +378,7 @@ def _verdict(before: Side, after: Side) -> tuple[str, float, float]:
     return (SLOWER if change > 0 else FASTER), change, noise
 
 
-def _budget_rows(before: Side, after: Side) -> list[Row]:
+def _budget_rows(before: Side, after: Side, noise: float = 0.0) -> list[Row]:
     rows = [
         Row("step", "median step", _or_none(before), _or_none(after), "ns"),
     ]
@@ -366,8 +391,11 @@ def _budget_rows(before: Side, after: Side) -> list[Row]:
     ]
     for p in PARTS:
         rows.append(
-            Row("budget", SHORT[p], before.part_per_step(p), after.part_per_step(p), "ns", p)
-        )
+            Row(
+                "budget", SHORT[p], before.part_per_step(p), after.part_per_step(p), "ns", p,
+                noise=noise,
+            )
+        )  # fmt: skip
     return rows
 
 
@@ -490,14 +518,46 @@ def finding_status(r: Row) -> str:
 
 
 def _reasons(d: Diff) -> list[tuple[str, float, str]]:
-    """The three budget parts whose per-step change is largest either way (their changes
-    add up to the mean step's), each with the by-name change that shows it. None when
-    the step did not change beyond the noise."""
+    """The (up to three) budget parts whose per-step change is largest either way and
+    beyond the step noise (the largest alone when none is), each with the by-name change
+    that shows it. None when the step did not change beyond the noise."""
     if d.verdict in (UNKNOWN, SAME):
         return []
     parts = [r for r in d.budget if r.section == "budget" and r.change]
     parts.sort(key=lambda r: -abs(r.change))
-    return [(r.detail, r.change, _evidence(d, r.detail)) for r in parts[:3]]
+    beyond = [r for r in parts if r.status != WITHIN_NOISE]
+    parts = beyond or parts[:1]  # parts within the noise explain nothing (the largest stays)
+    return [(r.detail, r.change, _with_devices(d, r.detail, _evidence(d, r.detail)))
+            for r in parts[:3]]  # fmt: skip
+
+
+def _with_devices(d: Diff, part: str, evidence: str) -> str:
+    """With several GPUs on both sides: the part's per-step change on each GPU, so a
+    change that rose on one and fell on another is not read as one number."""
+    per = _device_changes(d, part)
+    if len(per) < 2:
+        return evidence
+    text = ", ".join(f"GPU {dev} {_signed_ms(c)}" for dev, c in per)
+    return f"{evidence}; per GPU: {text}" if evidence else f"per GPU: {text}"
+
+
+def _device_changes(d: Diff, part: str) -> list[tuple[int, float]]:
+    b, a = d.before.budget, d.after.budget
+    if b is None or a is None or len(b.devices) < 2 or len(a.devices) < 2:
+        return []
+    after = {x.device: x for x in a.devices}
+    out = []
+    for x in b.devices:
+        y = after.get(x.device)
+        if y is not None and x.steps and y.steps:
+            out.append(
+                (x.device, y.steady.ns[part] / len(y.steps) - x.steady.ns[part] / len(x.steps))
+            )
+    return out
+
+
+def _signed_ms(ns: float) -> str:
+    return f"{'+' if ns >= 0 else '−'}{fmt.duration(abs(ns))}"
 
 
 def _evidence(d: Diff, part: str) -> str:
