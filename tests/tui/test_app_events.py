@@ -195,7 +195,7 @@ async def test_help_palette_and_maximise_in_the_events_pane():
         assert app.screen.maximized is app.query_one(EventsPane)
         await pilot.press("m")
         assert app.screen.maximized is None
-        from tuiperf.tui.widgets.events_table import EventsCommands
+        from tuiperf.tui.widgets.events_commands import EventsCommands
 
         names = [h.text async for h in EventsCommands(app.screen).discover()]
         assert "export: CSV of visible rows" in names

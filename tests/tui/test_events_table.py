@@ -19,13 +19,8 @@ from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model.query import Events, Query
 from tuiperf.model.trace import Trace, TraceMeta
-from tuiperf.tui.widgets.events_table import (
-    EventsCommands,
-    EventsTable,
-    KindBar,
-    PathPrompt,
-    TableBody,
-)
+from tuiperf.tui.widgets.events_commands import EventsCommands
+from tuiperf.tui.widgets.events_table import EventsTable, KindBar, PathPrompt, TableBody
 
 
 @pytest.fixture(scope="module")

@@ -17,16 +17,27 @@ from __future__ import annotations
 
 import html
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf import schema
+from tuiperf.load.dictcols import StringTable
+from tuiperf.load.nsys_ids import pid_tid
 
-if TYPE_CHECKING:
-    from tuiperf.load.nsys_tables import NsysReader
+
+class ExportTables(Protocol):
+    """What the backtraces are read through (nsys_tables.NsysReader, which calls this
+    module: a Protocol here, so the two do not import each other)."""
+
+    notes: list[str]
+
+    def raw(self, logical: str, wanted: list[str]) -> pa.Table | None: ...
+
+    def strings(self) -> StringTable: ...
+
 
 DOMAIN = "Python Backtrace on CUDA"
 _MARK = 34
@@ -44,10 +55,8 @@ def python_domains(nvtx_raw: pa.Table) -> list[int]:
     return sorted({int(d) for d, text in pairs if d is not None and text == DOMAIN})
 
 
-def read_backtraces(reader: NsysReader, domains: list[int]) -> tuple[pa.Table, pa.Table] | None:
+def read_backtraces(reader: ExportTables, domains: list[int]) -> tuple[pa.Table, pa.Table] | None:
     """(callsites, frames) of the marks in `domains`; None when none has its frames."""
-    from tuiperf.load.nsys_tables import pid_tid
-
     wanted = ["start", "eventType", "domainId", "globalTid", "jsonText", "jsonTextId"]
     t = reader.raw("NVTX_EVENTS", wanted)
     if t is None:
@@ -83,7 +92,7 @@ def read_backtraces(reader: NsysReader, domains: list[int]) -> tuple[pa.Table, p
     return calls, frames
 
 
-def _json_texts(reader: NsysReader, t: pa.Table) -> list[str | None]:
+def _json_texts(reader: ExportTables, t: pa.Table) -> list[str | None]:
     text = t["jsonText"].combine_chunks().cast(pa.string())
     if t["jsonTextId"].null_count < t.num_rows:
         by_id = reader.strings().encode(t["jsonTextId"]).cast(pa.string())
@@ -103,7 +112,7 @@ def _frames(text: str | None) -> list[tuple[int, int, int]]:
 
 
 def _intern(
-    reader: NsysReader, stacks: list[list[tuple[int, int, int]]]
+    reader: ExportTables, stacks: list[list[tuple[int, int, int]]]
 ) -> tuple[pa.Table, list[int]]:
     """The stacks as a tree (shared callers are one frame); the innermost frame of each."""
     nodes: dict[tuple[int, int, int, int], int] = {}
@@ -128,7 +137,7 @@ def _intern(
     return schema.conform("frames", cols, len(keys)), leaf
 
 
-def _api_rows(reader: NsysReader, marks: pa.Table) -> dict[str, Any]:
+def _api_rows(reader: ExportTables, marks: pa.Table) -> dict[str, Any]:
     """correlation_id, duration and name of the API call at each mark's (start, globalTid)."""
     cols = ["start", "end", "globalTid", "correlationId", "nameId"]
     api = reader.raw("CUPTI_ACTIVITY_KIND_RUNTIME", cols)

@@ -19,40 +19,18 @@ from tuiperf.errors import BadReportError
 from tuiperf.load import nsys_pybt
 from tuiperf.load.assemble import Assembler
 from tuiperf.load.dictcols import StringTable, encode_strings
+from tuiperf.load.nsys_ids import pid_of, pid_tid, tid_of
 from tuiperf.load.nsys_source import NsysSource, versions_of
+from tuiperf.load.nvtx_depth import nvtx_table
 from tuiperf.load.progress import OnProgress, Progress
 
 Sink = Callable[[str, pa.Table], None]
 
-_PID_MASK = 0xFFFFFF
 #: the columns an export holds text in; every other column the reader asks for holds
 #: numbers (ids, times, sizes), which is what the normalizers compute with
 _TEXT_COLUMNS = frozenset(
     {"value", "label", "name", "text", "busLocation", "uuid", "chipName", "jsonText"}
 )
-
-
-def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
-    """Both halves of globalTid (HW:8 | VM:8 | PID:24 | TID:24) from one pass."""
-    if global_tid.null_count:
-        return pid_of(global_tid), tid_of(global_tid)
-    arr = global_tid.to_numpy(zero_copy_only=False)
-    arr = arr.astype(np.int64, copy=False)
-    return pa.array((arr >> 24) & _PID_MASK), pa.array(arr & _PID_MASK)
-
-
-def pid_of(global_id: pa.ChunkedArray) -> pa.Array:
-    arr = global_id.to_numpy(zero_copy_only=False)
-    if arr.dtype.kind == "f":  # nulls present
-        return pa.array((np.nan_to_num(arr).astype(np.int64) >> 24) & _PID_MASK, mask=np.isnan(arr))
-    return pa.array((arr.astype(np.int64) >> 24) & _PID_MASK)
-
-
-def tid_of(global_tid: pa.ChunkedArray) -> pa.Array:
-    arr = global_tid.to_numpy(zero_copy_only=False)
-    if arr.dtype.kind == "f":
-        return pa.array(np.nan_to_num(arr).astype(np.int64) & _PID_MASK, mask=np.isnan(arr))
-    return pa.array(arr.astype(np.int64) & _PID_MASK)
 
 
 class NsysReader:
@@ -416,8 +394,6 @@ class NsysReader:
         return schema.conform("sync", cols, t.num_rows)
 
     def nvtx(self) -> pa.Table | None:
-        from tuiperf.load.nvtx_depth import nvtx_table
-
         t = self.raw(
             "NVTX_EVENTS",
             ["start", "end", "eventType", "text", "textId", "domainId", "globalTid"],

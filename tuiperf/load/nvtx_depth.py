@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable, encode_strings
-from tuiperf.load.nsys_tables import pid_of, tid_of
+from tuiperf.load.nsys_ids import pid_of, tid_of
 
 #: ENUM_NSYS_EVENT_TYPE ids that are user-visible NVTX events
 _STYLES = {59: "PushPop", 60: "StartEnd", 34: "Mark"}

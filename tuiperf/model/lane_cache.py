@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import arrays
+from tuiperf.model.lane_intervals import Intervals
 from tuiperf.model.trace import Trace
 
 #: bump when the layout of the stored index changes
@@ -30,8 +31,6 @@ LAYOUT = 1
 
 def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, Any] | None:
     """The lanes of `table` from the cache entry, or None when absent or stale."""
-    from tuiperf.model.lanes import Intervals
-
     cache, key = trace.cache, trace.cache_key
     if cache is None or key is None:
         return None

@@ -271,6 +271,11 @@ class Metric:
         v, u = display_unit(self.value, self.unit)
         return format_value(v), u
 
+    def display_text(self) -> str:
+        """`value unit` scaled for reading (`69.54 us`), as one string."""
+        value, unit = self.display()
+        return f"{value} {unit}".strip()
+
 
 @dataclass(frozen=True)
 class FocusMetric:

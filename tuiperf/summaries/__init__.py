@@ -5,8 +5,10 @@ itself: `summary` resolves a name and prints a report kept in the cache without 
 pyarrow or numpy, so each module is imported on use.
 
 - `names`: the report names and their aliases (plain Python: resolved before anything loads).
-- `stats`: `StatsTable` (a report's values as Arrow plus, per column, the header and format
-  `nsys stats` prints) and the `nsys stats` reports themselves (kernels, API, memory, NVTX,
+- `table`: `Column` (a column's header as `nsys stats` prints it, its key and format) and
+  `StatsTable` (a report's values as Arrow, one column per `Column`); the bottom of the
+  package, which every module below builds on (no two of them import each other).
+- `stats`: the `nsys stats` reports themselves (kernels, API, memory, NVTX,
   OS runtime), built on `tuiperf.model.groupstats` (the per-group statistics, which the
   events table's by-name view shares and so stays in model/).
 - `gpu_trace`: `cuda_gpu_trace`, every kernel, memcpy and memset in start order.
@@ -14,8 +16,7 @@ pyarrow or numpy, so each module is imported on use.
 - `reports`: a report by name (the `nsys stats` ones plus `op_sum`), and `compute_cached`,
   which keeps each result in the trace's cache entry: as Arrow beside the tables, and as
   JSON through `stored`.
-- `rows`: `StoredReport`, the same report as plain Python rows (read back from that JSON),
-  with the `Column` description both kinds of report share.
+- `rows`: `StoredReport`, the same report as plain Python rows (read back from that JSON).
 - `stored`: that JSON copy in the cache entry: written after a compute, found again from
   the report path alone, without loading a table.
 - `cells`: a `StatsTable`'s values as the strings `nsys stats --format csv` writes.

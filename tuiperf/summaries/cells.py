@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 import numpy as np
 import pyarrow as pa
 
-from tuiperf.summaries.stats import StatsTable
+from tuiperf.summaries.table import StatsTable
 
 _EXACT = Context(prec=800)  # a double has at most 767 significant decimal digits
 

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model.trace import Trace
-from tuiperf.summaries.stats import Column, StatsTable
+from tuiperf.summaries.table import Column, StatsTable
 
 COLUMNS = [
     Column("Start (ns)", "start_ns", "int"),

@@ -1,6 +1,6 @@
 """A summary report as plain rows: what `summary` prints without loading any table.
 
-`StatsTable` (stats.py) holds a report's values in Arrow; `StoredReport` holds the same
+`StatsTable` (table.py) holds a report's values in Arrow; `StoredReport` holds the same
 values as Python rows, read back from the JSON copy kept in the cache entry, so that
 printing a report already computed needs neither pyarrow nor numpy. Both offer
 `report`, `columns`, `num_rows` and `head(n)`, which is what the printers use.
@@ -12,15 +12,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tuiperf.summaries.table import Column
+
 #: bump when a report's computed values change meaning (old stored copies are ignored)
 STORED_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Column:
-    header: str  # exactly as nsys prints it
-    key: str  # machine name (JSON keys, Arrow column names)
-    fmt: str  # int | f1 | f3 | str | pct
 
 
 class ReportRows(Protocol):

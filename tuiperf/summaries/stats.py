@@ -8,7 +8,6 @@ table, JSON and the TUI all read this one result.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -16,23 +15,8 @@ import pyarrow as pa
 from tuiperf.model.api_names import api_display_name
 from tuiperf.model.groupstats import GroupStats, group_stats
 from tuiperf.model.trace import Trace
-from tuiperf.summaries.rows import Column
-
-
-@dataclass
-class StatsTable:
-    report: str
-    columns: list[Column]
-    data: pa.Table  # one column per Column, named by key
-
-    @property
-    def num_rows(self) -> int:
-        return self.data.num_rows
-
-    def head(self, n: int | None = None) -> list[dict[str, object]]:
-        """The first `n` rows (all with None) as dicts keyed by column key."""
-        return (self.data if n is None else self.data.slice(0, n)).to_pylist()
-
+from tuiperf.summaries.gpu_trace import gpu_trace
+from tuiperf.summaries.table import Column, StatsTable
 
 _SUM_TAIL = [
     Column("Avg (ns)", "avg_ns", "f1"),
@@ -206,12 +190,6 @@ def nvtx_sum(trace: Trace) -> StatsTable:
 ReportFn = Callable[[Trace], StatsTable]
 
 
-def _gpu_trace(trace: Trace) -> StatsTable:
-    from tuiperf.summaries.gpu_trace import gpu_trace
-
-    return gpu_trace(trace)
-
-
 REPORTS: dict[str, ReportFn] = {
     "cuda_gpu_kern_sum": kern_sum,
     "cuda_api_sum": api_sum,
@@ -219,7 +197,7 @@ REPORTS: dict[str, ReportFn] = {
     "cuda_gpu_mem_size_sum": mem_size_sum,
     "nvtx_sum": nvtx_sum,
     "osrt_sum": osrt_sum,
-    "cuda_gpu_trace": _gpu_trace,
+    "cuda_gpu_trace": gpu_trace,
 }
 
 #: the table each report reads; a report over a table the source lacks is empty

@@ -48,6 +48,8 @@ from tuiperf.tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:  # indexed on the first selection, not before the first frame
     from tuiperf.model.attribution import NvtxIndex
+    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.model.ncu_link import NcuLink
 
 #: the named phases of a load, in order
 PHASES = ("open report", "read tables", "index lanes", "draw")
@@ -117,9 +119,9 @@ class TuiperfApp(App[int]):
         self.ncu_path = ncu_path
         #: a second Nsight Compute report opened with it alone: the baseline to compare with
         self.ncu_baseline_path = ncu_baseline
-        self.ncu_baseline: Any = None
-        self.ncu: Any = None
-        self.ncu_link: Any = None
+        self.ncu_baseline: KernelMetrics | None = None
+        self.ncu: KernelMetrics | None = None
+        self.ncu_link: NcuLink | None = None
         #: the side panel was opened by a selection (below 120 columns), not by the user
         self._side_auto = False
 
@@ -190,7 +192,7 @@ class TuiperfApp(App[int]):
                 self.ncu = ncu_screen.load_ncu(self.ncu_path, ncu_opts)
                 if self.ncu_baseline_path is not None:
                     self.ncu_baseline = ncu_screen.load_ncu(self.ncu_baseline_path, ncu_opts)
-                self.call_from_thread(ncu_screen.open_alone, self)
+                self.call_from_thread(self._open_ncu_alone)
                 return
             trace = self.trace
             if trace is None:
@@ -218,6 +220,17 @@ class TuiperfApp(App[int]):
         except Exception:
             if not self._quit_while_loading(worker):
                 raise
+
+    def _open_ncu_alone(self) -> None:
+        """`tuiperf report.ncu-rep`: the ncu screen is the whole app."""
+        from tuiperf.tui.screens.ncu import NcuScreen, title
+
+        self.loading = False
+        for panel in self.query("#loading"):
+            panel.remove()
+        assert self.ncu is not None
+        name, base = title(self.ncu_path), self.ncu_baseline
+        self.push_screen(NcuScreen(self.ncu, None, name, self.ascii_only, root=True, baseline=base))
 
     def _quit_while_loading(self, worker: Any) -> bool:
         """The user quit while the report loaded: whatever failed since is no crash."""
@@ -249,10 +262,10 @@ class TuiperfApp(App[int]):
         # the footer greyed the timeline's keys while it had no data: ask again once the
         # focus change has been processed (otherwise a late recompose can keep them grey)
         self.call_after_refresh(self.screen.refresh_bindings)
-        if self.ncu_link is not None:  # the ncu screen's code only with a report for it
-            from tuiperf.tui.screens import ncu as ncu_screen
+        if self.ncu_link is not None and self.ncu is not None:  # the ncu screen's code only
+            from tuiperf.tui.screens import ncu as ncu_screen  # with a report for it
 
-            ncu_screen.linked(self)
+            ncu_screen.linked(self, self.ncu_link, len(self.ncu))
         # the events table, once the first timeline frame is on screen
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
         # resolve event names for zoomed-in boxes once the first screen is up
@@ -411,7 +424,8 @@ class TuiperfApp(App[int]):
     def action_ncu_screen(self) -> None:
         from tuiperf.tui.screens import ncu as ncu_screen
 
-        ncu_screen.open_linked(self)
+        name = ncu_screen.title(self.ncu_path)
+        ncu_screen.open_linked(self, self.ncu, self.ncu_link, name, self.ascii_only)
 
     def on_ncu_kernel_chosen(self, msg: NcuKernelChosen) -> None:
         from tuiperf.tui.screens import ncu as ncu_screen
@@ -428,10 +442,12 @@ class TuiperfApp(App[int]):
         details = describe(self.trace, msg.table, msg.row, self.nvtx_index)
         side = self.query_one(SidePanel)
         side.show_details(details)
-        if self.ncu is not None:
+        if self.ncu is not None and self.ncu_link is not None:
             from tuiperf.tui.screens import ncu as ncu_screen
 
-            ncu_screen.side_metrics(self, msg.table, msg.row)
+            ncu_screen.side_metrics(
+                self, self.ncu, self.ncu_link, self.ascii_only, msg.table, msg.row
+            )
         timeline = self.query_one(Timeline)
         if msg.source == "timeline":
             timeline.set_partner(details.partner)

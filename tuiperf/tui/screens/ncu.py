@@ -33,8 +33,10 @@ from tuiperf.tui.widgets.table_rows import Col
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from textual.app import App
+
+    from tuiperf.load.open import OpenOptions
     from tuiperf.model.trace import Trace
-    from tuiperf.tui.app import TuiperfApp
 
 #: (key, header, width (0: the rest), right-aligned, drop order when narrow: higher first)
 COLUMNS = (
@@ -527,14 +529,15 @@ def unmatched_text(km: KernelMetrics, link: NcuLink) -> Text:
     return t
 
 
-# --- hooks the app calls ---------------------------------------------------------------------
+# --- hooks the app calls (they get what they need as arguments: no import of the app) ------
 
 
-def side_metrics(app: TuiperfApp, table: str, row: int) -> None:
+def side_metrics(
+    app: App[Any], km: KernelMetrics, link: NcuLink, ascii_only: bool, table: str, row: int
+) -> None:
     """Linked reports: show the selected kernel's ncu metrics in the side panel."""
-    km, link = getattr(app, "ncu", None), getattr(app, "ncu_link", None)
     found = app.query("#metrics")
-    if km is None or link is None or not found:
+    if not found:
         return
     box = found.first()
     kid = link.best_for_row(row) if table == "kernels" else None
@@ -546,20 +549,20 @@ def side_metrics(app: TuiperfApp, table: str, row: int) -> None:
         return
     box.remove_class("-empty")
     if not panes:
-        box.mount(MetricsPane(app.ascii_only, id="side-metrics"))
-        app.call_after_refresh(side_metrics, app, table, row)
+        box.mount(MetricsPane(ascii_only, id="side-metrics"))
+        app.call_after_refresh(side_metrics, app, km, link, ascii_only, table, row)
         return
     panes.first().show(km, kid, None, link.describe(row))
 
 
-def load_ncu(path: Path, opts: Any) -> KernelMetrics:
+def load_ncu(path: Path, opts: OpenOptions) -> KernelMetrics:
     """Runs in the app's loading worker."""
     from tuiperf.load.ncu_open import open_ncu
 
     return open_ncu(path, opts)
 
 
-def load_linked(path: Path, opts: Any, trace: Trace) -> tuple[KernelMetrics, NcuLink]:
+def load_linked(path: Path, opts: OpenOptions, trace: Trace) -> tuple[KernelMetrics, NcuLink]:
     """Runs in the app's loading worker: the report, and its links to the trace."""
     from tuiperf.model.ncu_link import build_link
 
@@ -567,24 +570,12 @@ def load_linked(path: Path, opts: Any, trace: Trace) -> tuple[KernelMetrics, Ncu
     return km, build_link(trace, km)
 
 
-def _title(app: TuiperfApp) -> str:
-    return app.ncu_path.name if app.ncu_path is not None else "Nsight Compute"
+def title(ncu_path: Path | None) -> str:
+    return ncu_path.name if ncu_path is not None else "Nsight Compute"
 
 
-def open_alone(app: TuiperfApp) -> None:
-    """`tuiperf report.ncu-rep`: the ncu screen is the whole app."""
-    app.loading = False
-    for panel in app.query("#loading"):
-        panel.remove()
-    base = getattr(app, "ncu_baseline", None)
-    app.push_screen(NcuScreen(app.ncu, None, _title(app), app.ascii_only, root=True, baseline=base))
-
-
-def linked(app: TuiperfApp) -> None:
+def linked(app: App[Any], link: NcuLink, kernels: int) -> None:
     """After the trace loaded: mark profiled launches on the timeline."""
-    link = app.ncu_link
-    if link is None:
-        return
     from tuiperf.model.ncu_link import LaneMarks
     from tuiperf.tui.widgets.timeline import Timeline
 
@@ -592,26 +583,27 @@ def linked(app: TuiperfApp) -> None:
         timeline.ncu_marks = LaneMarks(link.mask)
         timeline.changed(viewport=False)
     app.notify(
-        f"Nsight Compute: {link.count_line(len(app.ncu))}. K opens the kernel list.",
+        f"Nsight Compute: {link.count_line(kernels)}. K opens the kernel list.",
         timeout=4,
         markup=False,
     )
 
 
-def open_linked(app: TuiperfApp) -> None:
-    if app.ncu is None:
+def open_linked(
+    app: App[Any], km: KernelMetrics | None, link: NcuLink | None, name: str, ascii_only: bool
+) -> None:
+    if km is None:
         app.notify("No Nsight Compute report: open one with `tuiperf REPORT NCU-REPORT`.",
                    timeout=3, markup=False)  # fmt: skip
         return
     if isinstance(app.screen, NcuScreen):
         return
     if not app.is_screen_installed("ncu"):  # installed: cursor, sort and filter persist
-        screen = NcuScreen(app.ncu, app.ncu_link, _title(app), app.ascii_only, root=False)
-        app.install_screen(screen, name="ncu")
+        app.install_screen(NcuScreen(km, link, name, ascii_only, root=False), name="ncu")
     app.push_screen("ncu")
 
 
-def jump(app: TuiperfApp, msg: NcuKernelChosen) -> None:
+def jump(app: App[Any], msg: NcuKernelChosen) -> None:
     """Enter on the ncu screen: back to the timeline, on the kernel's launch."""
     from tuiperf.tui.messages import EventSelected
 

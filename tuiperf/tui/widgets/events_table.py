@@ -40,7 +40,6 @@ from tuiperf.model.query import Events, NameSummary, Query, QueryError, View
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
-from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.prompts import ConfirmPrompt, PathPrompt
 from tuiperf.tui.widgets.state_attr import InState
 from tuiperf.tui.widgets.table_body import TableBody
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
 
     from tuiperf.summaries.stats import StatsTable
 
-__all__ = ["EventsCommands", "EventsTable", "KindBar", "PathPrompt", "TableBody"]
+__all__ = ["EventsTable", "KindBar", "PathPrompt", "TableBody"]
 
 
 # -- the kind bar ------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from rich.text import Text
 
 from tuiperf.model.fmt import clean
 from tuiperf.model.metrics import KernelMetrics, Metric, Section
-from tuiperf.tui.widgets.metrics_pane import metric_text
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def deltas(
 
 
 def _shown(m: Metric | None) -> str:
-    return "-" if m is None else clean(metric_text(m))
+    return "-" if m is None else clean(m.display_text())
 
 
 def compare_body(

@@ -81,11 +81,6 @@ def _fit(text: str, width: int) -> str:
     return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
 
 
-def metric_text(m: Metric) -> str:
-    value, unit = m.display()
-    return f"{value} {unit}".strip()
-
-
 def is_pct(m: Metric) -> bool:
     return m.unit == "%" and m.value is not None
 
@@ -107,7 +102,7 @@ def metric_rows(
                            ascii_only=ascii_only))  # fmt: skip
         else:
             style = "bold yellow" if hot else ""
-            grid.add_row(Text(label, style), Text(clean(metric_text(m)), style))
+            grid.add_row(Text(label, style), Text(clean(m.display_text()), style))
     if grid.row_count:
         out.append(grid)
     return out
@@ -174,7 +169,7 @@ def _sol(km: KernelMetrics, kid: int, ascii_only: bool) -> list:
     head.append(v.text, "bold yellow" if v.kind else "dim")
     out: list = [head]
     if dur is not None:
-        out.append(Text(f"Duration: {metric_text(dur)}"))
+        out.append(Text(f"Duration: {dur.display_text()}"))
     out.append(Bar("Compute (SM)", v.sm_pct, ascii_only=ascii_only, style="green"))
     out.append(Bar("Memory", v.mem_pct, ascii_only=ascii_only, style="magenta"))
     return out
