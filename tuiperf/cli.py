@@ -11,12 +11,13 @@ if TYPE_CHECKING:
     from tuiperf.commands.base import Command
 
 import argparse
+import contextlib
 import importlib
 import os
 import shutil
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tuiperf import __version__
@@ -107,17 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tuiperf.commands.open_tui import run_open
 
             return run_open(args_list[1:])
-        _terminate_like_interrupt()
-        parser = build_parser()
-        args = parser.parse_args(args_list)
-        if args.viewer_ascii or args.viewer_no_mouse:  # `tuiperf --ascii summary ...`
-            parser.error("--ascii and --no-mouse are options of the viewer (tuiperf REPORT)")
-        if not getattr(args, "_run", None):
-            parser.print_help()
-            return ExitCode.USAGE
-        code = int(args._run(args))
-        then = getattr(args, "then_view", None)
-        return _view_then_remove(then) if code == 0 and then is not None else code
+        with terminate_like_interrupt():
+            return _headless(args_list)
     except TuiperfError as e:
         if debug:
             traceback.print_exc()
@@ -140,6 +132,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(internal_error_line(e), file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _headless(args_list: list[str]) -> int:
+    """A subcommand (`summary`, `diff`, ...), then the viewer where it asked for one."""
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.viewer_ascii or args.viewer_no_mouse:  # `tuiperf --ascii summary ...`
+        parser.error("--ascii and --no-mouse are options of the viewer (tuiperf REPORT)")
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return ExitCode.USAGE
+    code = int(args._run(args))
+    then = getattr(args, "then_view", None)
+    return _view_then_remove(then) if code == 0 and then is not None else code
 
 
 def _view_then_remove(folder: Path) -> int:
@@ -165,18 +171,26 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the program is, so cleanups run as they do for Ctrl-C."""
 
 
-def _terminate_like_interrupt() -> None:
-    """Headless commands unwind on SIGTERM (temporary files go, no half-written output)."""
+@contextlib.contextmanager
+def terminate_like_interrupt() -> Iterator[None]:
+    """Headless commands unwind on SIGTERM (temporary files go, no half-written output):
+    the handler raises Terminated while the command runs, and the one there before is back
+    afterwards (a caller of `main`, a test, keeps its own). Only the main thread can set it."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
+        yield
         return
 
     def handler(signum: int, frame: object) -> None:
         raise Terminated
 
-    signal.signal(signal.SIGTERM, handler)
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _silence_stdout() -> None:

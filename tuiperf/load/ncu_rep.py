@@ -10,11 +10,14 @@ those without them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import importlib
+import importlib.util
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -67,7 +70,11 @@ def can_read(module: ModuleType) -> bool:
 def reader_version(module: ModuleType) -> str:
     """The reader's version: the `ncu-report` package's, else the Nsight Compute install's
     (from the module's path, `…/nsight-compute/2025.3.1/extras/python`)."""
-    where = str(getattr(module, "__file__", "") or "")
+    return _version_at(str(getattr(module, "__file__", "") or ""))
+
+
+def _version_at(where: str) -> str:
+    """The version of the reader whose module file is `where` (read before importing it)."""
     found = re.search(r"[Nn]sight[-_ ]?[Cc]ompute[-_/ ]?(\d{4}\.\d+(?:\.\d+)*)", where)
     if found:
         return found.group(1)
@@ -82,15 +89,31 @@ def reader_version(module: ModuleType) -> str:
         return "of unknown version"
 
 
+#: the first reader known not to crash after pyarrow (ncu_versions.md: 2025.3.1 crashes,
+#: 2026.2.0, 2026.3.0 and 2026.3.1 read every metric either way)
+SAFE_AFTER_PYARROW = (2026, 2)
+
+
+def needs_shared_libstdcxx(version: str) -> bool:
+    """Whether the reader of `version` gets libstdc++ made global before it loads: every
+    reader older than SAFE_AFTER_PYARROW, and any whose version cannot be read (an
+    unknown reader may be an old one; sharing loads nothing, crashing loses the run)."""
+    found = re.match(r"(\d{4})\.(\d+)", version)
+    return found is None or (int(found[1]), int(found[2])) < SAFE_AFTER_PYARROW
+
+
+@functools.cache
 def share_libstdcxx() -> bool:
     """Make the libstdc++ that pyarrow loaded visible to libraries loaded after it, and
-    load nothing new (RTLD_NOLOAD); False where none is loaded (or not Linux).
+    load nothing new (RTLD_NOLOAD); False where none is loaded (or not Linux). Once per
+    process (cached): the dynamic linker keeps the library global from then on.
 
     The ncu_report of Nsight Compute 2025.3.1 (its extras/python module and the
     ncu-report 2025.3.1 wheel) carries its own C++ runtime and dies with SIGSEGV in
     `IMetric.unit()` when pyarrow's libarrow was loaded before it with its libstdc++
     private (RTLD_LOCAL, as Python loads extension modules); with that libstdc++ global
-    it reads every metric (examples/graphs/ncu_stdcxx_probe.py, ncu_versions.md)."""
+    it reads every metric (examples/graphs/ncu_stdcxx_probe.py, ncu_versions.md). Called
+    only before such a reader loads (`needs_shared_libstdcxx`)."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
@@ -104,28 +127,16 @@ def share_libstdcxx() -> bool:
 
 def import_ncu_report() -> ModuleType:
     """The `ncu_report` module, from the venv or an Nsight Compute install: the first that
-    can read what tuiperf needs, else a one-line error naming the one found and the fix."""
-    found: list[ModuleType] = []
-    share_libstdcxx()
-    try:
-        found.append(importlib.import_module("ncu_report"))
-    except ImportError:
-        for d in _install_dirs():
-            sys.path.append(d)
-            try:
-                found.append(importlib.import_module("ncu_report"))
-                break  # one copy of the C extension per process
-            except ImportError:
-                sys.path.remove(d)
-    for module in found:
-        if can_read(module):
-            return module
-    if found:
-        module = found[0]
-        gaps = ncu_layout.missing(getattr(module, "IAction", None))
+    can read what tuiperf needs, else a one-line error naming the one found and the fix.
+    sys.path is as it was afterwards: an install's folder is on it only for the import."""
+    found = _import_reader()
+    if found is not None and can_read(found):
+        return found
+    if found is not None:
+        gaps = ncu_layout.missing(getattr(found, "IAction", None))
         raise MissingToolError(
-            f"the ncu_report module of Nsight Compute {reader_version(module)} "
-            f"({getattr(module, '__file__', '?')}) has no {', '.join(gaps)}, which tuiperf "
+            f"the ncu_report module of Nsight Compute {reader_version(found)} "
+            f"({getattr(found, '__file__', '?')}) has no {', '.join(gaps)}, which tuiperf "
             "reads through; run `pip install 'tuiperf[ncu]'` for NVIDIA's ncu-report "
             "package (or export with `ncu -i R --csv --page raw`)"
         )
@@ -133,6 +144,44 @@ def import_ncu_report() -> ModuleType:
         "reading .ncu-rep files needs NVIDIA's ncu_report module; "
         "run `pip install 'tuiperf[ncu]'` (or export the report with `ncu -i R --csv --page raw`)"
     )
+
+
+def _import_reader() -> ModuleType | None:
+    """The module Python imports as `ncu_report`, else the newest install's; one copy of
+    the C extension per process, so the first that imports is the one."""
+    loaded = sys.modules.get("ncu_report")
+    if loaded is not None:  # imported before: too late to share anything
+        return loaded
+    try:
+        spec = importlib.util.find_spec("ncu_report")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None:
+        module = _import_from(spec.origin or "", None)
+        if module is not None:
+            return module
+    for d in _install_dirs():
+        module = _import_from(os.path.join(d, "ncu_report.py"), d)
+        if module is not None:
+            return module
+    return None
+
+
+def _import_from(where: str, folder: str | None) -> ModuleType | None:
+    """`ncu_report` with `folder` (if any) on sys.path for the import only; libstdc++
+    shared first where the reader found at `where` needs it."""
+    if needs_shared_libstdcxx(_version_at(where)):
+        share_libstdcxx()
+    added = folder if folder is not None and folder not in sys.path else None
+    if added is not None:
+        sys.path.append(added)
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        return None
+    finally:
+        if added is not None and added in sys.path:
+            sys.path.remove(added)
 
 
 def check_magic(path: Path) -> None:
@@ -148,7 +197,14 @@ def check_magic(path: Path) -> None:
 @contextlib.contextmanager
 def _quiet_fd2() -> Iterator[None]:
     """Silence the C++ library's own log lines on stderr (protobuf parse errors on a
-    damaged file); the user gets one line from us instead."""
+    damaged file: absl's `Can't parse message of type ...`); the user gets one line from
+    us instead. fd 2 belongs to the whole process, so only the main thread (a headless
+    command) points it elsewhere, for this call alone, and always puts it back. From any
+    other thread (the viewer's loaders) it does nothing: the viewer draws on fd 2 while its
+    worker reads, and a second worker would restore the first one's silence."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     try:
         saved = os.dup(2)
     except OSError:
