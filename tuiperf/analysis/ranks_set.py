@@ -15,12 +15,13 @@ the straggler (the reduce step of `tuiperf ranks`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from tuiperf.analysis.ranks import STEP_COLUMNS, RankResult
+from tuiperf.analysis.ranks_waits import Wait, waits
 from tuiperf.model import fmt
 
 #: the straggler's work between collectives must exceed the others' median by this factor
@@ -72,6 +73,8 @@ class RankSet:
     offsets: dict[int, int]  # rank -> ns to subtract from its times to reach rank 0's clock
     straggler: Straggler | None
     verdict: str  # the straggler's evidence, or why none is named
+    #: ranks that wait in one collective of the step, step after step
+    waits: list[Wait] = field(default_factory=list)
 
     def rows(self) -> list[dict[str, Any]]:
         """The ranks table: one row per rank (medians over its steady steps, ns)."""
@@ -117,6 +120,7 @@ class RankSet:
             "clock": self.clock,
             "straggler": None if self.straggler is None else self.straggler.to_json(),
             "verdict": self.verdict,
+            "waits": [w.to_json() for w in self.waits],
             "comm_kernels": {str(r.rank): r.comm_kernels for r in self.ranks},
         }
 
@@ -127,10 +131,14 @@ def assemble(results: list[RankResult], paths_order: list[str]) -> RankSet:
     results = sorted(results, key=lambda r: r.rank)
     offsets, clock = _align(results)
     straggler, verdict = _straggler(results, offsets)
+    found = waits(results)
+    if straggler is None and found:  # "the others do not wait" must not hide these
+        verdict = verdict.split(" but the others do not wait for it")[0]
+        verdict += "; but " + "; ".join(w.text for w in found)
     apart = different_runs(results)
     if apart:
         verdict = f"{apart} {verdict}"
-    return RankSet(results, rank_from, clock, offsets, straggler, verdict)
+    return RankSet(results, rank_from, clock, offsets, straggler, verdict, found)
 
 
 #: ranks of one job step together: median step times this far apart are different runs
