@@ -49,7 +49,7 @@ class Call:
     start: int
     end: int
     name: str
-    tid: int = 1
+    tid: int | None = 1  # None: a null thread id
     pid: int = 1
 
 
@@ -57,16 +57,20 @@ def _d(values: Sequence[str]) -> pa.Array:
     return pa.array(list(values), pa.string()).dictionary_encode()
 
 
-def _i(values: Sequence[int]) -> pa.Array:
+def _i(values: Sequence[int | None]) -> pa.Array:
     return pa.array(list(values), pa.int64())
 
 
-def _timed(spans: Sequence[tuple[int, int]]) -> dict[str, pa.Array]:
+def _timed(spans: Sequence[tuple[int, int]], unit: int) -> dict[str, pa.Array]:
     return {
-        "start": _i([a * US for a, _ in spans]),
-        "end": _i([b * US for _, b in spans]),
-        "duration": _i([(b - a) * US for a, b in spans]),
+        "start": _i([a * unit for a, _ in spans]),
+        "end": _i([b * unit for _, b in spans]),
+        "duration": _i([(b - a) * unit for a, b in spans]),
     }
+
+
+LAUNCH = {"kernels": "cudaLaunchKernel", "memcpy": "cudaMemcpyAsync",
+          "memset": "cudaMemsetAsync", "graphs": "cudaGraphLaunch"}  # fmt: skip
 
 
 def build(
@@ -77,9 +81,12 @@ def build(
     osrt: Sequence[Call] = (),
     phases: Sequence[tuple[int, int, str]] = (),
     labels: Sequence[str] | None = None,
+    unit: int = US,
+    step_tid: int | None = 1,
 ) -> Trace:
     """`ops` in the GPU tables, their launches plus `calls` in the API table, NVTX step
-    ranges `step i` (depth 0) and `phases` (start, end, text; depth 1) on thread 1."""
+    ranges `step i` (or `labels`; depth 0) and `phases` (start, end, text; depth 1) on
+    thread `step_tid`. Times in µs (`unit` ns each)."""
     tables: dict[str, pa.Table] = {}
     corr = {id(o): k + 1 for k, o in enumerate(ops)}
     for name in ("kernels", "memcpy", "memset", "graphs"):
@@ -87,7 +94,7 @@ def build(
         if not rows:
             continue
         cols = {
-            **_timed([(o.start, o.end) for o in rows]),
+            **_timed([(o.start, o.end) for o in rows], unit),
             "device": pa.array([o.device for o in rows], pa.int32()),
             "stream": _i([o.stream for o in rows]),
             "pid": _i([o.pid for o in rows]),
@@ -103,17 +110,17 @@ def build(
             cols["src_kind"] = _d([o.src_kind for o in rows])
         tables[name] = schema.conform(name, cols, len(rows))
     launched = [o for o in ops if o.call is not None]
-    api = [(o.call, o.pid, o.tid, corr[id(o)], "cudaLaunchKernel") for o in launched]
+    api = [(o.call, o.pid, o.tid, corr[id(o)], LAUNCH[o.table]) for o in launched]
     api += [((c.start, c.end), c.pid, c.tid, 100_000 + k, c.name) for k, c in enumerate(calls)]
     if api:
         tables["api"] = schema.conform("api", {
-            **_timed([a[0] for a in api]),  # type: ignore[misc]
+            **_timed([a[0] for a in api], unit),  # type: ignore[misc]
             "pid": _i([a[1] for a in api]), "tid": _i([a[2] for a in api]),
             "correlation_id": _i([a[3] for a in api]), "name": _d([a[4] for a in api]),
         }, len(api))  # fmt: skip
     if osrt:
         tables["osrt"] = schema.conform("osrt", {
-            **_timed([(c.start, c.end) for c in osrt]),
+            **_timed([(c.start, c.end) for c in osrt], unit),
             "pid": _i([c.pid for c in osrt]), "tid": _i([c.tid for c in osrt]),
             "name": _d([c.name for c in osrt]),
         }, len(osrt))  # fmt: skip
@@ -123,8 +130,8 @@ def build(
     if ranges:
         n = len(ranges)
         tables["nvtx"] = schema.conform("nvtx", {
-            **_timed([(r[0], r[1]) for r in ranges]),
-            "pid": _i([1] * n), "tid": _i([1] * n), "domain": _d([""] * n),
+            **_timed([(r[0], r[1]) for r in ranges], unit),
+            "pid": _i([1] * n), "tid": _i([step_tid] * n), "domain": _d([""] * n),
             "text": _d([r[2] for r in ranges]),
             "depth": pa.array([r[3] for r in ranges], pa.int32()),
         }, n)  # fmt: skip
