@@ -61,6 +61,7 @@ SHORT = {
 METHODS = {
     "nvtx": "NVTX/record_function step ranges",
     "kineto": "Kineto ProfilerStep ranges",
+    "wrapper": "DDP/FSDP forward ranges, one an iteration (no step ranges)",
     "pattern": "the repeating GPU kernel pattern (no step markers)",
 }
 

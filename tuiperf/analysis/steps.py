@@ -43,7 +43,7 @@ class Steps:
     starts: np.ndarray
     ends: np.ndarray
     labels: list[str]
-    source: str  # "nvtx", "kineto" (ProfilerStep#N), "pattern" or "none"
+    source: str  # "nvtx", "kineto" (ProfilerStep#N), "wrapper" (DDP/FSDP), "pattern", "none"
     pid: int | None = None
     tid: int | None = None
     #: per step: NVTX child ranges (text -> list of (start, end)), when known
@@ -115,6 +115,8 @@ NO_STEPS = Steps(np.zeros(0, np.int64), np.zeros(0, np.int64), [], "none")
 def find_steps(ctx: Ctx) -> Steps:
     steps = _from_ranges(ctx)
     if steps is None:
+        steps = _from_wrapper_forwards(ctx)
+    if steps is None:
         steps = _from_pattern(ctx)
     if steps is None:
         return NO_STEPS
@@ -177,6 +179,48 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
         t,
         _phases(nv, text, start, end, pid, tid, steps, is_step | ~user),
     )
+
+
+#: the ranges DDP and FSDP record around the wrapped model's forward: one per iteration
+#: (FSDP's nested units record their own, inside the outermost one)
+WRAPPER_FORWARD = re.compile(r"^(FullyShardedDataParallel|DistributedDataParallel)\.forward$")
+
+
+def _from_wrapper_forwards(ctx: Ctx) -> Steps | None:
+    """No step ranges: a DDP/FSDP forward range starts each iteration, which runs to the
+    next one's start (the last, to the end of the thread's last range or launch)."""
+    nv = ctx.table("nvtx")
+    if nv.num_rows == 0:
+        return None
+    text = A.strings(nv, "text")
+    ok = np.array([bool(WRAPPER_FORWARD.match(str(x))) for x in text], bool)
+    start, end = A.ints(nv, "start"), A.ints(nv, "end", -1)
+    pid, tid = A.ints(nv, "pid", -1), A.ints(nv, "tid", -1)
+    ok &= (end > start) & (pid >= 0)
+    if not ok.any():
+        return None
+    keys, counts = np.unique(np.stack([pid[ok], tid[ok]]), axis=1, return_counts=True)
+    p, th = (int(v) for v in keys[:, int(np.argmax(counts))])
+    sel = np.flatnonzero(ok & (pid == p) & (tid == th))
+    sel = sel[np.argsort(start[sel], kind="stable")]
+    keep = [sel[0]]
+    for i in sel[1:]:  # the outermost forward of each iteration
+        if start[i] >= end[keep[-1]]:
+            keep.append(i)
+    starts = start[np.array(keep)]
+    last = max(int(end[(pid == p) & (tid == th)].max()), _last_launch(ctx, starts[-1]))
+    ends = np.append(starts[1:], last)
+    labels = [f"iteration {k + 1}" for k in range(len(starts))]
+    why = "one step per DDP/FSDP forward range (no step ranges)"
+    return Steps(starts, ends, labels, "wrapper", p, th, {}, "medium", why)
+
+
+def _last_launch(ctx: Ctx, after: int) -> int:
+    """The end of the last kernel launch call at or after `after` (0 when none)."""
+    launch = ctx.launch_time("kernels")
+    end = launch + np.maximum(ctx.launch_duration("kernels"), 0)
+    end = end[launch >= after]
+    return int(end.max()) if len(end) else 0
 
 
 def _phases(

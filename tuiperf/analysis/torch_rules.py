@@ -105,9 +105,11 @@ def _finding(
 def _steps_scope(steps: Steps, idx: np.ndarray) -> Scope:
     if len(idx) == 0:
         return Scope(SCOPE_REPORT)
-    what = {"nvtx": "NVTX range", "kineto": "ProfilerStep range"}.get(
-        steps.source, "repeated pattern"
-    )
+    what = {
+        "nvtx": "NVTX range",
+        "kineto": "ProfilerStep range",
+        "wrapper": "DDP/FSDP forward",
+    }.get(steps.source, "repeated pattern")
     return Scope(
         SCOPE_RANGE,
         f"{steps.label_span(idx)} ({len(idx)} steps, {what})",
