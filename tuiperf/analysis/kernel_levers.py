@@ -52,6 +52,21 @@ KIND_TEXT = {
 }
 
 
+#: what tells a kernel's variants apart: tile and cluster shapes (128x256, 64x64_8x5,
+#: tilesize32x32x8), operand layouts (_nt_, _tn), stage and warp counts
+_VARIANT = re.compile(
+    r"(?:tilesize|warpsize|cluster)?\d+x\d+(?:x\d+)*|_(?:nn|nt|tn|tt)(?=_|>|$)|stage\d+",
+    re.IGNORECASE,
+)
+
+
+def kernel_family(name: str) -> str:
+    """A kernel's name less what tells its variants apart (tile shapes, layouts, stages):
+    the forward GEMM and its two backward products picked by one library are one family,
+    so every finding counts a kernel's variants together the same way."""
+    return _VARIANT.sub("#", name)
+
+
 def kernel_kind(name: str) -> str:
     for kind, pattern in _KINDS:
         if pattern.search(name or ""):

@@ -26,7 +26,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
-from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_kind
+from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_family, kernel_kind
 from tuiperf.analysis.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
 from tuiperf.analysis.step_budget import Budget, first_launch
 from tuiperf.analysis.steps import Steps
@@ -611,8 +611,18 @@ def top_kernel(ctx: Ctx) -> list[Finding]:
     msg = (
         f"{short} takes the most GPU time of any kernel: {fmt.duration(int(time[top]))}, "
         f"{share:.1%} of kernel time ({len(rows):,} launches, "
-        f"{fmt.duration(int(time[top]) // len(rows))} each on average). The fix below is "
-        "the largest lever on it, whether or not another finding names a problem in it."
+        f"{fmt.duration(int(time[top]) // len(rows))} each on average)."
+    )
+    fam = [i for i, n in enumerate(names) if kernel_family(str(n)) == kernel_family(names[top])]
+    family_share = float(time[fam].sum()) / ctx.compute_time_ns
+    if len(fam) > 1:
+        msg += (
+            f" With its {len(fam) - 1} other variant(s) (the same kernel at other tile shapes "
+            f"or layouts) it takes {family_share:.1%}."
+        )
+    msg += (
+        " The fix below is the largest lever on it, whether or not another finding names a "
+        "problem in it."
     )
     ev = _rows_evidence(ctx, "kernels", rows, ("name",), {"name": "Kernel"})
     found = _finding(
@@ -622,7 +632,13 @@ def top_kernel(ctx: Ctx) -> list[Finding]:
         Scope(SCOPE_KERNEL, names[top]),
         ev,
         None,
-        {"share_of_kernel_time": round(share, 4), "launches": len(rows), "kind": kind},
+        {
+            "share_of_kernel_time": round(share, 4),
+            "launches": len(rows),
+            "kind": kind,
+            "family_share_of_kernel_time": round(family_share, 4),
+            "family_variants": len(fam),
+        },
         kernels=(names[top],),
     )
     found.fix = fix_for_kernel("general", names[top], low_precision=run_facts(ctx).low_precision)
