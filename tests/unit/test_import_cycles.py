@@ -4,7 +4,7 @@
 
 Every module under tuiperf/ is parsed with `ast` (nothing is imported); each `import
 tuiperf...` / `from tuiperf... import ...` wherever it stands is an edge to the module it
-names (`from tuiperf.load import ncu_rep` names the module `tuiperf.load.ncu_rep`; a name
+names (`from tuiperf.load.ncu import rep` names the module `tuiperf.load.ncu.rep`; a name
 that is no module, the package or module defining it). A strongly connected component of
 more than one module is a cycle, and the test prints one path around it with the line of
 each import. Dynamic imports (`importlib.import_module(f"...{name}")`) are not seen.
@@ -25,20 +25,10 @@ from tests.conftest import REPO
 PACKAGE = REPO / "tuiperf"
 
 #: Cycles known today, each the exact set of modules of one strongly connected component.
-#: To be emptied: break a cycle, then remove its entry (a test below fails on an entry that
-#: no longer matches). Never add one. The only entry is analysis/'s service locator: `Ctx`
-#: (context.py) builds steps and the step budget, which take a `Ctx`, and the budget asks
-#: comm, which takes one too (issue 32, item 5; analysis/ is being reworked by others).
-ALLOWED: tuple[frozenset[str], ...] = (
-    frozenset(
-        {
-            "tuiperf.analysis.comm",
-            "tuiperf.analysis.context",
-            "tuiperf.analysis.step_budget",
-            "tuiperf.analysis.steps",
-        }
-    ),
-)
+#: Empty since analysis/'s was broken (trace_ctx.TraceCtx below steps and step_budget,
+#: context.Ctx above them): a test below fails on an entry that no longer matches. Never
+#: add one.
+ALLOWED: tuple[frozenset[str], ...] = ()
 
 
 @dataclass(frozen=True)

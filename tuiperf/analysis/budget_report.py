@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import PARTS, DeviceBudget, Parts, step_budget
+from tuiperf.analysis.step_budget import PARTS, DeviceBudget, Parts
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.rows import ReportRows
 from tuiperf.summaries.stats import Column, StatsTable
@@ -36,7 +36,7 @@ COLUMNS = [
 
 def step_budget_table(trace: Trace) -> StatsTable:
     """Per device: the start-up, each steady step, their total and per-part median."""
-    b = step_budget(Ctx(trace))
+    b = Ctx(trace).budget
     rows: list[dict[str, object]] = []
     for d in b.devices if b is not None else []:
         rows += _device_rows(d, b.method if b else "")

@@ -18,14 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from tuiperf.analysis.comm_names import COMM_KERNEL
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.intervals import Union
 from tuiperf.model import arrays as A
 
-#: a communication kernel (NCCL, RCCL, and collectives by name)
-COMM_KERNEL = re.compile(
-    r"nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv", re.IGNORECASE
-)
 #: a CPU range that is one collective call
 COLLECTIVE_RANGE = re.compile(
     r"^(nccl(AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|AllToAll)"

@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis import interval_sets as S
-from tuiperf.analysis.comm import COMM_KERNEL
-from tuiperf.analysis.context import GPU_TABLES, Ctx
+from tuiperf.analysis.comm_names import COMM_KERNEL
 from tuiperf.analysis.intervals import Union, overlap_sum
-from tuiperf.analysis.steps import Steps
+from tuiperf.analysis.steps import Steps, find_steps
+from tuiperf.analysis.trace_ctx import GPU_TABLES, TraceCtx
 from tuiperf.model import arrays as A
 
 BUSY_PARTS = ("compute", "comm", "copy")
@@ -269,9 +269,10 @@ class Budget:
 
 
 # -- the computation ---------------------------------------------------------------------
-def step_budget(ctx: Ctx) -> Budget | None:
-    """The budget of the report's steady-state steps; None without steps or GPU work."""
-    steps: Steps = ctx.steps
+def step_budget(ctx: TraceCtx, steps: Steps | None = None) -> Budget | None:
+    """The budget of the report's steady-state steps (`steps`, found when not given); None
+    without steps or GPU work."""
+    steps = find_steps(ctx) if steps is None else steps
     ops = ctx.gpu_ops
     if not steps.found or len(ops) == 0:
         return None
@@ -303,7 +304,7 @@ def step_budget(ctx: Ctx) -> Budget | None:
 _TRITON = "triton_"
 
 
-def _compile_note(ctx: Ctx, first_steady: int, n_steady: int) -> str:
+def _compile_note(ctx: TraceCtx, first_steady: int, n_steady: int) -> str:
     """What makes the start-up long when torch.compile is in the capture: the Triton
     kernels it generated and benchmarked before the first steady step, against a steady
     step's launches. "" when no Triton kernel ran before it."""
@@ -330,7 +331,7 @@ def _compile_note(ctx: Ctx, first_steady: int, n_steady: int) -> str:
 AHEAD_SHARE = 0.25
 
 
-def step_windows(ctx: Ctx, steps: Steps, steady: np.ndarray, dev: int) -> StepTime:
+def step_windows(ctx: TraceCtx, steps: Steps, steady: np.ndarray, dev: int) -> StepTime:
     """The windows the steady steps are measured over. Each step runs to the next one's
     start (time between step ranges is paid by the loop too); when the CPU runs ahead of
     the GPU, each step is instead the GPU-side span from the end of the work the step
@@ -370,7 +371,7 @@ def _gpu_span(
     return np.append(prev, ends[:-1]), ends
 
 
-def _devices(ctx: Ctx, steps: Steps) -> list[int]:
+def _devices(ctx: TraceCtx, steps: Steps) -> list[int]:
     """Devices with GPU work in the steady steps, the loop process's busiest first."""
     ops = ctx.gpu_ops
     inside = steps.index_of(ops.start) >= 0
@@ -384,18 +385,18 @@ def _devices(ctx: Ctx, steps: Steps) -> list[int]:
     return [int(d) for d in devs[np.argsort(-counts, kind="stable")]]
 
 
-def _op_launch(ctx: Ctx) -> np.ndarray:
+def _op_launch(ctx: TraceCtx) -> np.ndarray:
     return np.concatenate([ctx.launch_time(t) for t in GPU_TABLES])
 
 
-def _op_launch_end(ctx: Ctx) -> np.ndarray:
+def _op_launch_end(ctx: TraceCtx) -> np.ndarray:
     ends = []
     for t in GPU_TABLES:
         ends.append(ctx.launch_time(t) + np.maximum(ctx.launch_duration(t), 0))
     return np.concatenate(ends)
 
 
-def _op_kind(ctx: Ctx) -> np.ndarray:
+def _op_kind(ctx: TraceCtx) -> np.ndarray:
     """0 compute kernel (or CUDA graph execution), 1 communication kernel, 2 memcpy/memset
     (in gpu_ops order)."""
     k = ctx.table("kernels")
@@ -410,12 +411,12 @@ def _op_kind(ctx: Ctx) -> np.ndarray:
 class _CpuSide:
     """What the CPU was doing: data-phase windows and blocking sync calls (all devices)."""
 
-    def __init__(self, ctx: Ctx, steps: Steps) -> None:
+    def __init__(self, ctx: TraceCtx, steps: Steps) -> None:
         self.data = _data_union(ctx, steps)
         self.sync = _sync_union(ctx)
 
 
-def _data_union(ctx: Ctx, steps: Steps) -> Union:
+def _data_union(ctx: TraceCtx, steps: Steps) -> Union:
     names = [n for n in steps.phases if DATA_PHASE.search(n)]
     if names:
         spans = np.array([s for n in names for s in steps.phases[n]], np.int64)
@@ -434,7 +435,7 @@ def _data_union(ctx: Ctx, steps: Steps) -> Union:
     return S.of_pairs(A.ints(os_t, "start")[m], A.ints(os_t, "end")[m])
 
 
-def first_launch(ctx: Ctx, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def first_launch(ctx: TraceCtx, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Where each data phase [a, b) stops waiting: at its first GPU launch (the batch has
     arrived; a phase that makes its batch on the GPU launches at once, and its gaps after
     that are launch overhead, not data), else its end."""
@@ -444,14 +445,14 @@ def first_launch(ctx: Ctx, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where((i < len(launch)) & (first < b), first, b)
 
 
-def _launching_threads(ctx: Ctx) -> np.ndarray:
+def _launching_threads(ctx: TraceCtx) -> np.ndarray:
     """Threads that launch GPU work."""
     tids = A.ints(ctx.table("api"), "tid", -1)
     rows = np.concatenate([ctx.api_rows(t) for t in GPU_TABLES])
     return np.unique(tids[rows[rows >= 0]]) if len(tids) else np.zeros(0, np.int64)
 
 
-def _sync_union(ctx: Ctx) -> Union:
+def _sync_union(ctx: TraceCtx) -> Union:
     api = ctx.table("api")
     if api.num_rows == 0:
         return S.of_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -467,7 +468,7 @@ def _sync_union(ctx: Ctx) -> Union:
 
 
 def _device(
-    ctx: Ctx, cpu: _CpuSide, steps: Steps, steady: np.ndarray, dev: int, t0: int, win: StepTime
+    ctx: TraceCtx, cpu: _CpuSide, steps: Steps, steady: np.ndarray, dev: int, t0: int, win: StepTime
 ) -> DeviceBudget:
     """The budget of one device over the steady windows, and over the start-up [t0, first)."""
     ops = ctx.gpu_ops

@@ -14,7 +14,7 @@ from tuiperf.model import arrays as A
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from tuiperf.analysis.context import Ctx
+    from tuiperf.analysis.trace_ctx import TraceCtx
 
 #: range names that mark one training iteration
 STEP_NAME = re.compile(
@@ -112,7 +112,7 @@ class Steps:
 NO_STEPS = Steps(np.zeros(0, np.int64), np.zeros(0, np.int64), [], "none")
 
 
-def find_steps(ctx: Ctx) -> Steps:
+def find_steps(ctx: TraceCtx) -> Steps:
     steps = _from_ranges(ctx)
     if steps is None:
         steps = _from_wrapper_forwards(ctx)
@@ -128,7 +128,7 @@ def find_steps(ctx: Ctx) -> Steps:
 CUT_STEP_SHARE = 0.5
 
 
-def _drop_cut_last(ctx: Ctx, steps: Steps) -> Steps:
+def _drop_cut_last(ctx: TraceCtx, steps: Steps) -> Steps:
     """Leave out a last step that the capture (or torch.profiler's cycle) stopped inside:
     it launched far fewer kernels than the others."""
     if len(steps) < 2:
@@ -140,7 +140,7 @@ def _drop_cut_last(ctx: Ctx, steps: Steps) -> Steps:
     return steps
 
 
-def _from_ranges(ctx: Ctx) -> Steps | None:
+def _from_ranges(ctx: TraceCtx) -> Steps | None:
     nv = ctx.table("nvtx")
     if nv.num_rows == 0:
         return None
@@ -186,7 +186,7 @@ def _from_ranges(ctx: Ctx) -> Steps | None:
 WRAPPER_FORWARD = re.compile(r"^(FullyShardedDataParallel|DistributedDataParallel)\.forward$")
 
 
-def _from_wrapper_forwards(ctx: Ctx) -> Steps | None:
+def _from_wrapper_forwards(ctx: TraceCtx) -> Steps | None:
     """No step ranges: a DDP/FSDP forward range starts each iteration, which runs to the
     next one's start (the last, to the end of the thread's last range or launch)."""
     nv = ctx.table("nvtx")
@@ -215,7 +215,7 @@ def _from_wrapper_forwards(ctx: Ctx) -> Steps | None:
     return Steps(starts, ends, labels, "wrapper", p, th, {}, "medium", why)
 
 
-def _last_launch(ctx: Ctx, after: int) -> int:
+def _last_launch(ctx: TraceCtx, after: int) -> int:
     """The end of the last kernel launch call at or after `after` (0 when none)."""
     launch = ctx.launch_time("kernels")
     end = launch + np.maximum(ctx.launch_duration("kernels"), 0)
@@ -247,7 +247,7 @@ def _phases(
     return out
 
 
-def _from_pattern(ctx: Ctx) -> Steps | None:
+def _from_pattern(ctx: TraceCtx) -> Steps | None:
     """A kernel name that recurs with one fixed period (in kernels) marks step boundaries.
 
     Picks the largest period seen at least MIN_PATTERN_STEPS times with PATTERN_REGULARITY:
@@ -345,7 +345,7 @@ OPTIMIZER_KERNEL = re.compile(
 PATTERN_COUNT_SPREAD = 0.1
 
 
-def _pattern_confidence(ctx: Ctx, order: np.ndarray, pos: np.ndarray) -> tuple[str, str]:
+def _pattern_confidence(ctx: TraceCtx, order: np.ndarray, pos: np.ndarray) -> tuple[str, str]:
     """How sure a kernel pattern is one training iteration: "high" when every repeat has
     the same number of kernels and holds backward and optimizer kernels, "medium" when it
     is regular but shows no backward or optimizer (a layer, or inference), "low" when the
