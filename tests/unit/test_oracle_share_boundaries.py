@@ -24,6 +24,7 @@ import pytest
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
 from tuiperf.analysis import budget_rules, comm_rules
+from tuiperf.analysis import steps as found_steps
 from tuiperf.analysis.context import Ctx
 from tuiperf.model.trace import Trace
 
@@ -284,3 +285,23 @@ def test_exposed_warning_boundary(short: int, severity: str) -> None:
     assert _steady(ctx)["comm"] == 1000 * US - short
     (f,) = comm_rules.exposed_comm(ctx)
     assert f.severity.name == severity
+
+
+# -- steps.CUT_STEP_SHARE ----------------------------------------------------------------
+@pytest.mark.parametrize(("last", "kept"), [(2, True), (1, False)])
+def test_cut_step_share_boundary(last: int, kept: bool) -> None:
+    """Steps 0-3 launch 4 kernels each (50 µs at +100, +300, +500, +700 µs), step 4 `last`
+    of them. Half the median of the others is 2: a last step with 2 is kept (kills
+    `counts[-1] < CUT_STEP_SHARE * median` -> `<=`), one with 1 was cut by the capture
+    and is left out: steps 1-3 are the steady ones."""
+    assert found_steps.CUT_STEP_SHARE == 0.5
+    kernels = [
+        (s * STEP + (100 + 200 * j) * US, s * STEP + (150 + 200 * j) * US, GEMM)
+        for s in range(STEPS)
+        for j in range(4 if s < 4 else last)
+    ]
+    ctx = Ctx(loop_trace(kernels=kernels))
+    assert len(ctx.steps) == (5 if kept else 4)
+    b = ctx.budget
+    assert b is not None and b.n_steady == (4 if kept else 3)
+    assert b.steady_labels == ("step 1 … step 4" if kept else "step 1 … step 3")

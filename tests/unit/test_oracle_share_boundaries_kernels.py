@@ -115,3 +115,29 @@ def test_kernel_share_boundaries(layout: int, gemm: int, severity: str | None) -
         assert found[0].metrics["time_ns"] == layout
         # the rule claims all of the transposes' time (channels_last removes them)
         assert found[0].est_saving_ns == layout
+
+
+# -- kernel_rules.MISALIGNED_SHARE (and its warning bar, a literal 0.05) -----------------
+ALIGN1 = "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align1"
+
+
+@pytest.mark.parametrize(
+    ("align1", "gemm", "severity"),
+    [
+        (10, 990, "INFO"),  # 10 / 1000: exactly 1%, a finding (kills `<` -> `<=`)
+        (10, 991, None),  # 10 / 1001: under 1%, none
+        (50, 950, "WARNING"),  # 50 / 1000: exactly 5%, a warning (kills `>=` -> `>`)
+        (50, 951, "INFO"),  # 50 / 1001: under 5%, an info
+    ],
+)
+def test_misaligned_share_boundaries(align1: int, gemm: int, severity: str | None) -> None:
+    """`align1` ns of a tensor-core GEMM for operands aligned to 1 element beside `gemm` ns
+    of an aligned one: its share of GPU compute time decides the finding and its severity.
+    The saving is its time x (1 - 1/4)."""
+    assert kernel_rules.MISALIGNED_SHARE == 0.01
+    ctx = _ctx((ALIGN1, align1), (BF16, gemm))
+    found = kernel_rules.misaligned_gemm(ctx)
+    assert [f.severity.name for f in found] == ([severity] if severity else [])
+    if found:
+        assert found[0].metrics["time_ns"] == align1
+        assert found[0].est_saving_ns == align1 * 3 // 4
