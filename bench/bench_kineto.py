@@ -74,7 +74,7 @@ import json, resource, sys, time
 from pathlib import Path
 t = time.perf_counter()
 if sys.argv[1] == "tuiperf":
-    from tuiperf.load.kineto import load_kineto
+    from tuiperf.load.kineto.tables import load_kineto
     tables, meta = load_kineto(Path(sys.argv[2]), None)
     rows = sum(t.num_rows for t in tables.values())
 else:

@@ -1,11 +1,11 @@
-"""Write tuiperf/load/ncu_labels.json: which section and label ncu shows each metric under.
+"""Write tuiperf/load/ncu/labels.json: which section and label ncu shows each metric under.
 
 ncu's `--page raw` CSV names metrics by id only (`gpu__time_duration.sum`); its details page
 shows them under a section with a label ("GPU Speed Of Light Throughput" / "Duration").
 That mapping lives in ncu's section files, which the PyPI `ncu-report` reader applies to a
 report. This script reads real reports with that reader and keeps, per metric id, the
 sections (id, display name, order) and labels of its header items, plus the items the
-2025.x CLI prints differently (tuiperf.load.ncu_rep._CLI_HEADER_ITEMS).
+2025.x CLI prints differently (tuiperf.load.ncu.rep._CLI_HEADER_ITEMS).
 
 usage: .venv/bin/python scripts/ncu_labels.py REPORT.ncu-rep[.xz] ...
 """
@@ -22,9 +22,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tuiperf.load.ncu_rep import _CLI_HEADER_ITEMS, actions, open_context  # noqa: E402
+from tuiperf.load.ncu.rep import _CLI_HEADER_ITEMS, actions, open_context  # noqa: E402
 
-OUT = REPO / "tuiperf" / "load" / "ncu_labels.json"
+OUT = REPO / "tuiperf" / "load" / "ncu" / "labels.json"
 
 
 def _open(path: Path, tmp: Path) -> Any:

@@ -1,4 +1,4 @@
-"""Write tuiperf/load/ncu_sections.json: the layout of ncu's sections, for readers without them.
+"""Write tuiperf/load/ncu/sections.json: the layout of ncu's sections, for readers without them.
 
 `ncu_report` readers before 2026.3 (the PyPI packages 2025.3.1 and 2026.2.0, and the
 `extras/python` module of an Nsight Compute 2025.x install) have no `IAction.sections()` and
@@ -6,7 +6,7 @@ no `IMetric.label()`: they give a kernel's metrics by name only. The reader of 2
 ncu's section files and returns, per section, its id, display name, order, parent and the
 metrics of its header and body with their labels. This script keeps that layout, read once
 from real reports with such a reader, so that tuiperf can build the same sections from the
-metrics of an older reader (tuiperf.load.ncu_layout). It also keeps the section lists seen
+metrics of an older reader (tuiperf.load.ncu.layout). It also keeps the section lists seen
 together (one per `--set`), which tells the sections with no metrics of their own (charts,
 tables) when to show.
 
@@ -28,9 +28,9 @@ sys.path.insert(0, str(REPO))
 
 from ncu_labels import _open  # noqa: E402  (scripts/ is the script's own folder)
 
-from tuiperf.load.ncu_rep import actions  # noqa: E402
+from tuiperf.load.ncu.rep import actions  # noqa: E402
 
-OUT = REPO / "tuiperf" / "load" / "ncu_sections.json"
+OUT = REPO / "tuiperf" / "load" / "ncu" / "sections.json"
 
 
 def _items(metrics: Any) -> list[list[str]]:

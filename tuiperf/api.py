@@ -29,7 +29,7 @@ from tuiperf.analysis.findings import AnalysisResult, Finding, RuleCheck
 from tuiperf.analysis.nsys_rules import NsysOptions
 from tuiperf.errors import UsageError
 from tuiperf.load import detect as det
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import OnProgress
 from tuiperf.model.metrics import KernelMetrics

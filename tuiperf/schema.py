@@ -2,7 +2,7 @@
 
 Times are int64 nanoseconds from the start of the report; durations are int64 ns.
 Names are dictionary-encoded strings. A source fills what it has and leaves the
-rest null. Bump SCHEMA_VERSION (in cache_key.py) whenever a schema below changes: it
+rest null. Bump SCHEMA_VERSION (in load/cache/key.py) whenever a schema below changes: it
 is part of the cache key. `external_id` is Kineto's `External id` (the cpu_op a CUDA call, and
 the GPU work it launched, belong to); nsys leaves it null.
 """

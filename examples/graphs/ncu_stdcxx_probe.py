@@ -3,7 +3,7 @@
 Nsight Compute 2025.3.1's ncu_report (the PyPI wheel ncu-report 2025.3.1, and the install's
 extras/python module) crashes with SIGSEGV in `IMetric.unit()` when pyarrow's libarrow was
 loaded first (with RTLD_LOCAL, as Python loads extension modules); making the already-loaded
-libstdc++ global first (tuiperf.load.ncu_rep._share_libstdcxx) avoids it.
+libstdc++ global first (tuiperf.load.ncu.rep._share_libstdcxx) avoids it.
 
 usage: python ncu_stdcxx_probe.py REPORT MODULE_DIR [PRELOAD_LIB|-] [promote]
 prints `ok N` (N metrics read) or dies with the signal; run it once per combination.

@@ -42,7 +42,7 @@ def ncu_path(name: str) -> Path:
 
 @functools.cache
 def ncu_of(name: str):  # type: ignore[no-untyped-def]
-    from tuiperf.load.ncu_open import open_ncu
+    from tuiperf.load.ncu.open import open_ncu
 
     return open_ncu(ncu_path(name), OpenOptions(use_cache=False))
 

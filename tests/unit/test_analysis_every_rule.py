@@ -22,7 +22,7 @@ from tuiperf.analysis import ncu_rules, nsys_rules, torch_rules
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import UNEXPLAINED, all_rule_ids, analyze
 from tuiperf.analysis.findings import Finding, Skip
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 
 NO_CACHE = OpenOptions(use_cache=False)

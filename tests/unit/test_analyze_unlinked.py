@@ -11,7 +11,7 @@ from tests.support.data import unxz
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import SOURCE_NCU
 from tuiperf.analysis.render import print_text
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.metrics import KernelMetrics
 

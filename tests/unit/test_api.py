@@ -20,7 +20,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.api import Analysis
 from tuiperf.errors import UsageError
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 
 KINETO = DATA / "kineto"

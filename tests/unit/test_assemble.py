@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from tuiperf.load.assemble import Assembler
 from tuiperf.load.dictcols import compact_dictionary
+from tuiperf.load.nsys.assemble import Assembler
 
 NAMES = pa.array(["a", "b", "c", "d"])
 SCHEMA = pa.schema([

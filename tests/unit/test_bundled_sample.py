@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import REPO, nsys_report
 from tuiperf.cli import main
-from tuiperf.load.cache import read_ipc
+from tuiperf.load.cache.store import read_ipc
 
 SAMPLE = REPO / "tuiperf" / "sample" / "vit_range"
 

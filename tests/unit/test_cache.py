@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from tuiperf.errors import CacheError
-from tuiperf.load.cache import Cache, CacheKey
+from tuiperf.load.cache.store import Cache, CacheKey
 from tuiperf.load.open import OpenOptions, open_trace
 
 
@@ -130,7 +130,7 @@ def test_store_failure_leaves_no_entry(
     report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A crash while writing (here: a failing table write) leaves no half entry."""
-    import tuiperf.load.cache as cache_mod
+    import tuiperf.load.cache.store as cache_mod
 
     calls = {"n": 0}
     real = cache_mod.write_ipc

@@ -20,7 +20,7 @@ import pytest
 from tests.support.data import unxz
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.torch_rules import host_sync_per_step
-from tuiperf.load.kineto_stacks import parse_frame
+from tuiperf.load.kineto.stacks import parse_frame
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import callsites as C
 from tuiperf.summaries.by_line import by_line
@@ -327,7 +327,7 @@ def test_summary_cli_by_line(tmp_path: Path) -> None:
 def test_junk_python_events_load(tmp_path: Path) -> None:
     """python_function events with junk ids, names or a parent loop load (junk ids dropped)
     and the by_line summary still runs."""
-    from tuiperf.load.kineto import load_kineto
+    from tuiperf.load.kineto.tables import load_kineto
 
     def py(ts: float, name: object, pyid: object, parent: object) -> dict[str, Any]:
         args = {"Python id": pyid, "Python parent id": parent}

@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tuiperf.load.cache import read_ipc, write_ipc
-from tuiperf.load.file_sink import FileSink
+from tuiperf.load.cache.file_sink import FileSink
+from tuiperf.load.cache.store import read_ipc, write_ipc
 
 
 def _holes_supported(folder: Path) -> bool:
@@ -78,7 +78,7 @@ def test_a_file_system_that_refuses_direct_writes_gets_buffered_ones(
     """O_DIRECT accepted at open but refused at the first write (EINVAL): the same bytes."""
     import errno
 
-    import tuiperf.load.file_sink as file_sink
+    import tuiperf.load.cache.file_sink as file_sink
 
     monkeypatch.setattr(file_sink, "_direct_io_ok", lambda path: hasattr(os, "O_DIRECT"))
     real_write = os.write
@@ -107,7 +107,7 @@ def test_a_file_system_that_refuses_direct_writes_gets_buffered_ones(
 def test_no_direct_io_on_network_file_systems(
     fstype: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tuiperf.load.file_sink as file_sink
+    import tuiperf.load.cache.file_sink as file_sink
 
     monkeypatch.setenv("TUIPERF_DIRECT_IO", "1")
     monkeypatch.setattr(file_sink, "_fs_type", lambda folder: fstype)
@@ -122,7 +122,7 @@ def test_direct_io_only_when_asked_for(
 ) -> None:
     import fcntl
 
-    import tuiperf.load.file_sink as file_sink
+    import tuiperf.load.cache.file_sink as file_sink
 
     if setting is None:
         monkeypatch.delenv("TUIPERF_DIRECT_IO", raising=False)

@@ -29,17 +29,17 @@ def _ncu_csv(tmp_path: Path) -> Path:
 INPUTS: dict[str, tuple[Callable[[Path, Path], list[str]], str, str]] = {
     "nsys sqlite": (
         lambda nsys, tmp: ["summary", str(nsys / "vit_range.sqlite"), "--csv", "--no-cache"],
-        "tuiperf.load.nsys_tables.NsysReader",
+        "tuiperf.load.nsys.tables.NsysReader",
         "kernels",
     ),
     "kineto": (
         lambda nsys, tmp: ["info", str(DATA / "kineto" / "kineto_cnn.json.gz"), "--no-cache"],
-        "tuiperf.load.kineto",
+        "tuiperf.load.kineto.tables",
         "load_kineto",
     ),
     "ncu csv": (
         lambda nsys, tmp: ["ncu", str(_ncu_csv(tmp)), "--no-cache"],
-        "tuiperf.load.ncu_csv",
+        "tuiperf.load.ncu.csv_export",
         "load_ncu_csv",
     ),
 }

@@ -14,7 +14,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import category, fix_for_kernel, kernel_kind
 from tuiperf.analysis.torch_rules import top_kernel
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 
 NCU = Path(__file__).resolve().parents[1] / "data" / "ncu"

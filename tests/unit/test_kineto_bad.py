@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tuiperf.errors import BadReportError
-from tuiperf.load import kineto_stream
-from tuiperf.load.kineto import load_kineto
+from tuiperf.load.kineto import stream as kineto_stream
+from tuiperf.load.kineto.tables import load_kineto
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.stats import compute
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tuiperf.load.kineto import load_kineto
+from tuiperf.load.kineto.tables import load_kineto
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 from tuiperf.summaries import ops

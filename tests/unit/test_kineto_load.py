@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 from tuiperf import schema
-from tuiperf.load.kineto import load_kineto, memcpy_kinds, short_kernel_name, thread_label
+from tuiperf.load.kineto.tables import load_kineto, memcpy_kinds, short_kernel_name, thread_label
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.cells import csv_rows

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tuiperf.load.kineto import load_kineto
+from tuiperf.load.kineto.tables import load_kineto
 from tuiperf.model.trace import Trace
 from tuiperf.summaries import ops, reports
 

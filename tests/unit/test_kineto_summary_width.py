@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tuiperf.cli import main
-from tuiperf.load.kineto import load_kineto
+from tuiperf.load.kineto.tables import load_kineto
 from tuiperf.model.trace import Trace
 from tuiperf.summaries import reports
 

@@ -10,8 +10,8 @@ import pytest
 from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.errors import BadReportError
-from tuiperf.load.ncu_csv import KNOWN_SECTIONS, load_ncu_csv, parse_value
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.csv_export import KNOWN_SECTIONS, load_ncu_csv, parse_value
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics, render_message, to_base
 
@@ -318,7 +318,7 @@ _RAW_PRINTS_SCALED = {
 @pytest.mark.parametrize("name", ["vit_full", "lstm_basic"])
 def test_raw_page_metrics_get_the_details_page_names(ncu_dir: Path, name: str) -> None:
     """The raw page names metrics by id; tuiperf shows them under ncu's section and label
-    (ncu_labels.json), with the values the details page prints, at the raw page's precision:
+    (load/ncu/labels.json), with the values the details page prints, at the raw page's precision:
     every metric of the details page, each agreeing, the few in _RAW_PRINTS_SCALED to the
     raw page's 6 decimals."""
     import csv as _csv

@@ -13,7 +13,7 @@ from tests.support import needs
 from tests.support.ncu_data import close
 from tests.support.ncu_depth import DTYPES, details_rows, number, report
 from tuiperf.cli import main
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 from tuiperf.model.ncu_baseline import BY_BASE_NAME, BY_NAME, BY_ORDER, compare, match_kernels

@@ -12,7 +12,7 @@ from tests.support.ncu_depth import DTYPES, raw_close, raw_value, report
 from tuiperf.analysis.memory_chart import chart_lines, memory_chart
 from tuiperf.analysis.roofline_plot import si
 from tuiperf.cli import main
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 

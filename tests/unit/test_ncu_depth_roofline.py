@@ -14,7 +14,7 @@ from tests.support.ncu_depth import DTYPES, raw_value, report, text, text_rules
 from tuiperf.analysis.roofline import kernel_roofline, rooflines
 from tuiperf.analysis.roofline_plot import MARKS, plot
 from tuiperf.cli import main
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import nsys_path
 from tests.support import needs
 from tests.support.ncu_data import decompress, rep
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import ncu_link as L
 from tuiperf.model.attribution import NvtxIndex

@@ -8,7 +8,7 @@ import pytest
 
 from tests.support import needs
 from tests.support.ncu_data import decompress, rep
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model import ncu_verdict as V
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
-from tuiperf.load.ncu_open import describe_ncu, open_ncu
+from tuiperf.load.ncu.open import describe_ncu, open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.metrics import KernelMetrics
 
@@ -196,7 +196,7 @@ def test_text_that_is_not_utf8_reads_as_replacement_characters(
 ) -> None:
     """ncu_report hands the bytes of a damaged report that are not UTF-8 over as lone
     surrogates (seen by flipping bytes of lstm_basic.ncu-rep); they are names, not a crash."""
-    from tuiperf.load import ncu_rep
+    from tuiperf.load.ncu import rep as ncu_rep
 
     real_kernel, real_rules = ncu_rep._kernel_row, ncu_rep._rule_rows
 

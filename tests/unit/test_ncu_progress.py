@@ -9,7 +9,7 @@ import pytest
 
 from tests.support import needs
 from tests.support.data import unxz
-from tuiperf.load.ncu_open import open_ncu
+from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.load.progress import Progress
 

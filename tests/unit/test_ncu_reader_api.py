@@ -14,7 +14,7 @@ import pytest
 
 from tests.support import needs
 from tuiperf.errors import MissingToolError
-from tuiperf.load import ncu_rep
+from tuiperf.load.ncu import rep as ncu_rep
 
 #: the IAction methods of Nsight Compute 2025.3's extras module (and ncu-report < 2026.3)
 OLD = ("name", "metric_names", "metric_by_name", "rule_results", "rule_results_as_dicts")
@@ -101,7 +101,7 @@ def test_libstdcxx_is_shared_before_the_reader_loads() -> None:
 
     probe = (
         "import ctypes, pyarrow\n"
-        "from tuiperf.load import ncu_rep\n"
+        "from tuiperf.load.ncu import rep as ncu_rep\n"
         "def seen():\n"
         "    try:\n"
         "        ctypes.CDLL(None)['_ZNSt6locale7classicEv']\n"

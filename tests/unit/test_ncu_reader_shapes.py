@@ -6,7 +6,7 @@ The shapes are recorded in tests/data/ncu_api/ncu_versions.md (dumps of the real
   metrics by name and rule results only.
 Stand-ins wrap the real (2026.3) reader's objects and forward only the methods a shape has,
 so the report, its metric values and its rule results are real; tuiperf must then build the
-sections from its bundled layout (tuiperf/load/ncu_sections.json) and show the same ones.
+sections from its bundled layout (tuiperf/load/ncu/sections.json) and show the same ones.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import DATA
 from tests.support import needs
 from tests.support.data import unxz
-from tuiperf.load import ncu_rep
+from tuiperf.load.ncu import rep as ncu_rep
 
 real = needs.module("ncu_report")
 

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import NSYS_DATA
 from tests.support.cli import REPO, cache_is_clean, run_cli
-from tuiperf.load import nsys_rep
+from tuiperf.load.nsys import rep as nsys_rep
 from tuiperf.load.open import OpenOptions, open_trace
 
 STANDIN = Path(__file__).parent / "standin" / "nsys"
@@ -167,7 +167,7 @@ def test_starting_ahead_imports_no_pyarrow(work: Path) -> None:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from tuiperf.load.nsys_rep import export_ahead\n"
+        "from tuiperf.load.nsys.rep import export_ahead\n"
         f"job = export_ahead(Path({str(rep)!r}), Path({str(cache)!r}), True)\n"
         "assert job is not None\n"
         "print(sorted(m for m in ('pyarrow', 'numpy', 'pandas') if m in sys.modules))\n"

@@ -111,7 +111,7 @@ def test_launch_index_joins_like_a_plain_lookup(api_order: str) -> None:
     """Each GPU row gets the tid of the first API row with its (pid, correlationId)."""
     import pyarrow as pa
 
-    from tuiperf.load.nsys_tables import LaunchIndex
+    from tuiperf.load.nsys.tables import LaunchIndex
 
     rng = np.random.default_rng(5)
     n = 4000

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import NSYS_DATA
 from tests.support.cli import assert_one_line_error, cache_is_clean, digest, run_cli
-from tuiperf.load import nsys_rep
+from tuiperf.load.nsys import rep as nsys_rep
 from tuiperf.load.progress import Progress
 
 STANDIN = Path(__file__).parent / "standin" / "nsys"

@@ -1,4 +1,4 @@
-"""The SQLite page reader (load/sqlite_pages) returns what SQLite returns, or steps aside.
+"""The SQLite page reader (load/nsys/sqlite_pages) returns what SQLite returns, or steps aside.
 
 Each check compares with a plain `SELECT ... ORDER BY rowid` through Python's sqlite3, on
 real nsys exports and on files made here to hold what nsys files rarely do.
@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tuiperf.load import sqlite_pages
-from tuiperf.load.nsys_source import SqliteSource
+from tuiperf.load.nsys import sqlite_pages
+from tuiperf.load.nsys.source import SqliteSource
 
 ROWS = 5_000  # above the 2,000 rows from which the page reader is used
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tuiperf.errors import BadReportError
-from tuiperf.load.kineto import load_kineto
-from tuiperf.load.ncu_csv import load_ncu_csv
+from tuiperf.load.kineto.tables import load_kineto
+from tuiperf.load.ncu.csv_export import load_ncu_csv
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HEADER = ["ID", "Kernel Name", "Block Size", "Grid Size", "Section Name", "Metric Name",

@@ -22,7 +22,7 @@ import pytest
 from tests.support import needs
 from tuiperf import cli
 from tuiperf.errors import BadReportError, MissingToolError
-from tuiperf.load import ncu_rep
+from tuiperf.load.ncu import rep as ncu_rep
 
 #: the IAction methods every reader in use has (tests/data/ncu_api/ncu_versions.md)
 METHODS = ("name", "metric_names", "metric_by_name", "rule_results", "rule_results_as_dicts")

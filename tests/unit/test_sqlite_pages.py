@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import NSYS_DATA
 from tuiperf.errors import BadReportError
-from tuiperf.load import sqlite_pages
-from tuiperf.load.nsys_source import SqliteSource
+from tuiperf.load.nsys import sqlite_pages
+from tuiperf.load.nsys.source import SqliteSource
 
 Row = tuple[Any, ...]
 

@@ -4,7 +4,7 @@ instructions, each with the instructions it names. Plain strings only."""
 
 from __future__ import annotations
 
-from tuiperf.load.ncu_source import SassLine, SourceHotSpots
+from tuiperf.load.ncu.source import SassLine, SourceHotSpots
 from tuiperf.model.fmt import clean
 from tuiperf.model.metrics import RULE_CODES
 

@@ -113,7 +113,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Trace | None, KernelMetrics | Non
         trace = open_trace(args.report_path, opts)
     ncu_path = args.report_path if first_is_ncu else args.ncu_path
     if ncu_path is not None:
-        from tuiperf.load.ncu_open import open_ncu
+        from tuiperf.load.ncu.open import open_ncu
 
         ncu = open_ncu(ncu_path, opts)
     return trace, ncu

@@ -57,7 +57,7 @@ def export_ahead(args: argparse.Namespace, path: Path | None) -> None:
     """Start `nsys export` of a `.nsys-rep` now, before the command's own imports (pyarrow,
     the viewer's Textual), so that they happen while nsys works; `open_options` hands it
     to the loader. Nothing starts for other reports or when the cache has it."""
-    from tuiperf.load.nsys_rep import export_ahead as start
+    from tuiperf.load.nsys.rep import export_ahead as start
 
     args.export_ahead = start(path, args.cache_dir, _use_cache(args)) if path else None
 

@@ -39,8 +39,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
 
 def write_folder(trace: Trace, out: Path, compression: str | None, force: bool) -> None:
     """Write every table and a manifest into `out`, atomically (temp folder + rename)."""
-    from tuiperf.load.cache import write_ipc
-    from tuiperf.load.cache_key import SCHEMA_VERSION
+    from tuiperf.load.cache.key import SCHEMA_VERSION
+    from tuiperf.load.cache.store import write_ipc
 
     if out.exists() and not force:
         raise TuiperfError(f"{out}: already exists; pass --force to replace it")

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.second_path is not None:
         return _run_pair(args)
     if det.detect(args.report_path) in (det.NCU_REP, det.NCU_CSV):
-        from tuiperf.load.ncu_open import describe_ncu
+        from tuiperf.load.ncu.open import describe_ncu
 
         info = describe_ncu(args.report_path, open_options(args))
     else:
@@ -63,7 +63,7 @@ def _run_pair(args: argparse.Namespace) -> int:
     import sys
 
     from tuiperf.export import write_json
-    from tuiperf.load.ncu_open import describe_metrics, open_ncu
+    from tuiperf.load.ncu.open import describe_metrics, open_ncu
     from tuiperf.load.open import open_trace
     from tuiperf.model.link_facts import link_facts
 

@@ -136,7 +136,7 @@ def _output_options(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tuiperf.export import open_output
-    from tuiperf.load.ncu_open import open_ncu
+    from tuiperf.load.ncu.open import open_ncu
 
     timeline, ncu = timeline_and_ncu(args.report_path, args.second_path)
     if ncu is None:
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_baseline(args: argparse.Namespace, km: KernelMetrics, ids: list[int]) -> int:
     from tuiperf.commands import ncu_baseline as nb
     from tuiperf.export import open_output
-    from tuiperf.load.ncu_open import open_ncu
+    from tuiperf.load.ncu.open import open_ncu
 
     base = open_ncu(args.baseline, open_options(args))
     end_progress(args)
@@ -206,7 +206,7 @@ def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path
         blocks += [chart_lines(km, k, width) for k in ids]
     if args.source:
         from tuiperf.analysis.source_text import source_lines_for
-        from tuiperf.load.ncu_source import read_hot_spots
+        from tuiperf.load.ncu.source import read_hot_spots
 
         blocks += source_lines_for(read_hot_spots(path, ids), width)
     with open_output(args.output) as out:

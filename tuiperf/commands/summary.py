@@ -166,7 +166,7 @@ def _with_ncu_ids(
 
     import pyarrow as pa
 
-    from tuiperf.load.ncu_open import open_ncu
+    from tuiperf.load.ncu.open import open_ncu
     from tuiperf.model.ncu_link import build_link
     from tuiperf.summaries.stats import Column
 

@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError, UsageError
 from tuiperf.load import detect as det
-from tuiperf.load import nsys_rep
-from tuiperf.load.cache import Cache, CacheKey, read_ipc
+from tuiperf.load.cache.store import Cache, CacheKey, read_ipc
+from tuiperf.load.nsys import rep as nsys_rep
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import Trace, TraceMeta
 
@@ -47,7 +47,7 @@ class OpenOptions:
 
 
 def _nsys_source(path: Path, kind: str):
-    from tuiperf.load.nsys_source import DirSource, SqliteSource
+    from tuiperf.load.nsys.source import DirSource, SqliteSource
 
     if kind == det.NSYS_SQLITE:
         return SqliteSource(path)
@@ -57,8 +57,8 @@ def _nsys_source(path: Path, kind: str):
 def build_nsys_export(
     path: Path, kind: str, opts: OpenOptions, sink: Sink, defer: bool = False
 ) -> TraceMeta:
-    from tuiperf.load.nsys_meta import read_meta
-    from tuiperf.load.nsys_tables import NsysReader
+    from tuiperf.load.nsys.meta import read_meta
+    from tuiperf.load.nsys.tables import NsysReader
 
     src = _nsys_source(path, kind)
     try:
@@ -77,7 +77,7 @@ def build_nsys_export(
 
 
 def _build_kineto(path: Path, kind: str, opts: OpenOptions, sink: Sink) -> TraceMeta:
-    from tuiperf.load.kineto import load_kineto
+    from tuiperf.load.kineto.tables import load_kineto
 
     tables, meta = load_kineto(path, opts.progress)
     for name, t in tables.items():
@@ -141,7 +141,7 @@ def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> Callable[
             return hit
         if CacheKey.for_source(path, kind) != key:
             raise BadReportError(f"{path}: changed since it was opened; open it again")
-        from tuiperf.load.nsys_tables import NsysReader
+        from tuiperf.load.nsys.tables import NsysReader
 
         src = _nsys_source(path, kind)
         try:
@@ -235,7 +235,7 @@ def _export_job(path: Path, opts: OpenOptions) -> nsys_rep.Export:
 def _import_converter() -> None:
     """What converting an export imports: the readers, and the pandas that pyarrow's
     `to_numpy` imports when it is installed (~0.3 s, bench/routes.md)."""
-    from tuiperf.load import nsys_meta, nsys_source, nsys_tables  # noqa: F401
+    from tuiperf.load.nsys import meta as nsys_meta  # noqa: F401
 
     pa.array([0]).to_numpy()
 

@@ -1,7 +1,7 @@
 """Nsight Compute results as Arrow tables, and pure queries over them.
 
-`KernelMetrics` holds four tables (schemas below), built by `tuiperf.load.ncu_rep`
-(the `ncu_report` API) or `tuiperf.load.ncu_csv` (ncu's CSV pages):
+`KernelMetrics` holds four tables (schemas below), built by `tuiperf.load.ncu.rep`
+(the `ncu_report` API) or `tuiperf.load.ncu.csv_export` (ncu's CSV pages):
 
 * ``kernels``: one row per profiled kernel (ncu's "ID"), launch configuration,
   duration, NVTX context.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tuiperf.errors import TuiperfError
 from tuiperf.load import detect as det
-from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
+from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
 from tuiperf.summaries.rows import ReportRows, StoredReport, dumps, loads
 
 #: bigger reports (cuda_gpu_trace of a long run) stay in Arrow only
@@ -37,7 +37,7 @@ def entry_of(path: Path, cache_dir: Path | None) -> Path | None:
     try:
         kind = det.detect(path)
         if kind == det.NSYS_REP:
-            from tuiperf.load.nsys_rep import sibling_export
+            from tuiperf.load.nsys.rep import sibling_export
 
             sibling = sibling_export(path)
             if sibling is not None:

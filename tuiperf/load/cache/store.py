@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import CacheError
-from tuiperf.load.cache_key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
-from tuiperf.load.file_sink import FileSink
+from tuiperf.load.cache.file_sink import FileSink
+from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
 
 
 def read_ipc(path: Path) -> pa.Table:

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf import schema
-from tuiperf.load.kineto_collect import NULL, RANGE_CATS, Columns
+from tuiperf.load.kineto.collect import NULL, RANGE_CATS, Columns
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$", re.DOTALL)
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>$")

@@ -19,7 +19,7 @@ Mapping (FORMATS.md §7):
 * `External id` (args of cpu_op, user_annotation, CUDA calls and GPU work) ->
   `external_id` of the nvtx, api and GPU tables: a CUDA call's is the id of its
   innermost enclosing cpu_op, and its GPU work carries the same id.
-* `python_function` (with_stack=True) -> frames and callsites (kineto_stacks.py).
+* `python_function` (with_stack=True) -> frames and callsites (stacks.py).
 * `M` events -> processes (CPU processes only, not the "GPU n" rows Kineto always
   writes) and threads; `deviceProperties` -> devices.
 
@@ -39,10 +39,10 @@ import pyarrow as pa
 
 from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import kineto_stacks
-from tuiperf.load.kineto_collect import API_CATS, NULL, RANGE_CATS, Collected, Collector, Columns
-from tuiperf.load.kineto_stream import TraceStream
-from tuiperf.load.nvtx_depth import nesting_depth
+from tuiperf.load.kineto import stacks as kineto_stacks
+from tuiperf.load.kineto.collect import API_CATS, NULL, RANGE_CATS, Collected, Collector, Columns
+from tuiperf.load.kineto.stream import TraceStream
+from tuiperf.load.nesting import nesting_depth
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import TraceMeta
 

@@ -1,7 +1,7 @@
 """What tuiperf uses of NVIDIA's `ncu_report` objects, as Protocols.
 
 `ncu_report` (a SWIG module) ships no type information: these name the few methods
-`ncu_rep.py` calls, so that mypy checks the reader against them. Nothing here is
+`rep.py` calls, so that mypy checks the reader against them. Nothing here is
 imported at run time by `ncu_report`; its objects match structurally.
 
 Not every reader has every method (tests/data/ncu_api/ncu_versions.md): `IAction.sections()`,

@@ -438,11 +438,11 @@ def _details_rule(
 
 def detail_labels() -> tuple[dict[str, list[tuple[str, str]]], dict[str, dict[str, Any]]]:
     """metric id -> the (section id, label) places of ncu's details page, and the sections (name,
-    order); from ncu_labels.json (written by scripts/ncu_labels.py from real reports)."""
+    order); from ncu/labels.json (written by scripts/ncu_labels.py from real reports)."""
     import json
     from importlib import resources
 
-    raw = json.loads(resources.files("tuiperf.load").joinpath("ncu_labels.json").read_text())
+    raw = json.loads(resources.files("tuiperf.load.ncu").joinpath("labels.json").read_text())
     labels = {m: [(sid, label) for sid, label in places] for m, places in raw["metrics"].items()}
     return labels, raw["sections"]
 

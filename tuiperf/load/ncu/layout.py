@@ -3,7 +3,7 @@
 Readers differ (tests/data/ncu_api/ncu_versions.md): only the PyPI `ncu-report` 2026.3 and
 later have `IAction.sections()` and `IMetric.label()`; the 2025.3.1 and 2026.2.0 packages and
 an Nsight Compute 2025.x install's `extras/python` module give a kernel's metrics by name
-only. For those, the sections are built from a bundled layout (ncu_sections.json, written by
+only. For those, the sections are built from a bundled layout (ncu/sections.json, written by
 scripts/ncu_sections.py with a 2026.3 reader from real `--set full` and `--set basic`
 reports): each section's id, name, order, parent, and header and body metrics with their
 labels, filled with the kernel's own metric values. What a reader has decides, never its
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from tuiperf.load.ncu_api import NcuAction, NcuMetric, NcuSection
+from tuiperf.load.ncu.api import NcuAction, NcuMetric, NcuSection
 
 #: what tuiperf reads through and no reader can do without (IAction methods)
 NEEDED = ("name", "metric_names", "metric_by_name")
@@ -78,7 +78,7 @@ class Layout:
 
 @functools.cache
 def layout() -> Layout:
-    raw = json.loads(resources.files("tuiperf.load").joinpath("ncu_sections.json").read_text())
+    raw = json.loads(resources.files("tuiperf.load.ncu").joinpath("sections.json").read_text())
     sections = {
         sid: SectionLayout(
             sid,

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from tuiperf.errors import BadReportError, UsageError
 from tuiperf.load import detect as det
-from tuiperf.load.cache import Cache, CacheKey
+from tuiperf.load.cache.store import Cache, CacheKey
 from tuiperf.load.progress import Progress
 from tuiperf.model.metrics import KernelMetrics
 
@@ -39,10 +39,10 @@ def _build(path: Path, kind: str, opts: Any) -> Built:
     progress = getattr(opts, "progress", None)
     try:
         if kind == det.NCU_REP:
-            from tuiperf.load.ncu_rep import load_ncu_rep
+            from tuiperf.load.ncu.rep import load_ncu_rep
 
             return load_ncu_rep(path, progress)
-        from tuiperf.load.ncu_csv import load_ncu_csv
+        from tuiperf.load.ncu.csv_export import load_ncu_csv
 
         return load_ncu_csv(path)
     except OSError as e:

@@ -26,8 +26,8 @@ from typing import Any
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError
-from tuiperf.load import ncu_layout
-from tuiperf.load.ncu_api import NcuAction, NcuContext, NcuMetric, NcuSection
+from tuiperf.load.ncu import layout as ncu_layout
+from tuiperf.load.ncu.api import NcuAction, NcuContext, NcuMetric, NcuSection
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.metrics import make_table, render_message
 

@@ -5,7 +5,7 @@ kernels, `-lineinfo` builds), and the instructions the source rules point at.
 
 Read through `ncu_report`'s per-PC metrics (instanced metrics whose correlation ids are
 instruction addresses), `IAction.sass_by_pc`, `source_info` and `source_files`; the
-report is opened with `tuiperf.load.ncu_rep`'s public functions.
+report is opened with `tuiperf.load.ncu.rep`'s public functions.
 """
 
 from __future__ import annotations
@@ -169,8 +169,8 @@ def _links(action: Any, pcs: set[int]) -> list[RuleLink]:
 
 def read_hot_spots(path: Path, kernel_ids: list[int]) -> dict[int, SourceHotSpots]:
     """Source hot spots of the given kernels (ncu IDs) of an `.ncu-rep`."""
-    from tuiperf.load.ncu_open import ncu_kind
-    from tuiperf.load.ncu_rep import actions, open_context
+    from tuiperf.load.ncu.open import ncu_kind
+    from tuiperf.load.ncu.rep import actions, open_context
 
     if ncu_kind(path) != "ncu-rep":
         raise BadReportError(f"{path}: source counters are read from the .ncu-rep itself, "

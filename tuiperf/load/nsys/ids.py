@@ -1,7 +1,7 @@
 """Nsight Systems' packed thread and process ids: globalTid (HW:8 | VM:8 | PID:24 | TID:24)
 and globalPid split into pid and tid columns.
 
-Below the readers that need them (nsys_tables, nvtx_depth, nsys_pybt), so none of those
+Below the readers that need them (tables, nvtx_depth, pybt), so none of those
 imports another for these.
 """
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuiperf.load.nsys_tables import NsysReader
+from tuiperf.load.nsys.tables import NsysReader
 from tuiperf.model.trace import TraceMeta
 
 

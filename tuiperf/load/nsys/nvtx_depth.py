@@ -8,7 +8,8 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable, encode_strings
-from tuiperf.load.nsys_ids import pid_of, tid_of
+from tuiperf.load.nesting import nesting_depth
+from tuiperf.load.nsys.ids import pid_of, tid_of
 
 #: ENUM_NSYS_EVENT_TYPE ids that are user-visible NVTX events
 _STYLES = {59: "PushPop", 60: "StartEnd", 34: "Mark"}
@@ -70,30 +71,3 @@ def _texts(t: pa.Table, strings: StringTable) -> pa.Array:
         return pc.fill_null(text, "")
     registered = strings.encode(t["textId"]).cast(pa.string())
     return pc.fill_null(pc.coalesce(text, registered), "")
-
-
-def nesting_depth(t: pa.Table) -> pa.Array:
-    """Per thread, how many ranges enclose each range (0 = outermost).
-
-    Rows must be sorted by start, then end descending. A range's depth is the
-    number of earlier-starting ranges of its thread that have not ended yet.
-    Marks (no end) get depth 0.
-    """
-    n = t.num_rows
-    depth = np.zeros(n, dtype=np.int32)
-    if n == 0:
-        return pa.array(depth)
-    tid = t["tid"].fill_null(-1).to_numpy(zero_copy_only=False)
-    pid = t["pid"].fill_null(-1).to_numpy(zero_copy_only=False)
-    key = (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
-    is_range = ~pc.is_null(t["end"]).to_numpy(zero_copy_only=False)
-    starts = t["start"].to_numpy(zero_copy_only=False)
-    ends = t["end"].fill_null(0).to_numpy(zero_copy_only=False)
-    ranges = np.flatnonzero(is_range)
-    order = ranges[np.argsort(key[ranges], kind="stable")]
-    bounds = np.flatnonzero(np.diff(key[order])) + 1
-    for idx in np.split(order, bounds):
-        s, e = starts[idx], ends[idx]
-        ended = np.searchsorted(np.sort(e), s, side="right")
-        depth[idx] = np.arange(len(idx)) - ended
-    return pa.array(np.maximum(depth, 0))

@@ -25,11 +25,11 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable
-from tuiperf.load.nsys_ids import pid_tid
+from tuiperf.load.nsys.ids import pid_tid
 
 
 class ExportTables(Protocol):
-    """What the backtraces are read through (nsys_tables.NsysReader, which calls this
+    """What the backtraces are read through (tables.NsysReader, which calls this
     module: a Protocol here, so the two do not import each other)."""
 
     notes: list[str]

@@ -17,7 +17,7 @@ from typing import IO
 
 from tuiperf.errors import BadReportError, MissingToolError, TuiperfError
 from tuiperf.load import detect as det
-from tuiperf.load.cache_key import MANIFEST, CacheKey, default_root
+from tuiperf.load.cache.key import MANIFEST, CacheKey, default_root
 from tuiperf.load.progress import OnProgress, Progress
 
 

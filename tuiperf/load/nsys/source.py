@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import BadReportError
-from tuiperf.load import sqlite_pages
+from tuiperf.load.nsys import sqlite_pages
 
 #: tables with fewer rows are read through sqlite3 alone: there the page reader's setup
 #: (schema lookup, B-tree walk) costs as much as it saves (see bench/notes.md)

@@ -16,12 +16,12 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.errors import BadReportError
-from tuiperf.load import nsys_pybt
-from tuiperf.load.assemble import Assembler
 from tuiperf.load.dictcols import StringTable, encode_strings
-from tuiperf.load.nsys_ids import pid_of, pid_tid, tid_of
-from tuiperf.load.nsys_source import NsysSource, versions_of
-from tuiperf.load.nvtx_depth import nvtx_table
+from tuiperf.load.nsys import pybt as nsys_pybt
+from tuiperf.load.nsys.assemble import Assembler
+from tuiperf.load.nsys.ids import pid_of, pid_tid, tid_of
+from tuiperf.load.nsys.nvtx_depth import nvtx_table
+from tuiperf.load.nsys.source import NsysSource, versions_of
 from tuiperf.load.progress import OnProgress, Progress
 
 Sink = Callable[[str, pa.Table], None]

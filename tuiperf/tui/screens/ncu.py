@@ -329,7 +329,7 @@ class NcuView(Horizontal):
         from pathlib import Path
 
         from tuiperf.errors import TuiperfError
-        from tuiperf.load.ncu_open import open_ncu
+        from tuiperf.load.ncu.open import open_ncu
 
         try:
             base = open_ncu(Path(path).expanduser(), getattr(self.app, "opts", None))
@@ -557,7 +557,7 @@ def side_metrics(
 
 def load_ncu(path: Path, opts: OpenOptions) -> KernelMetrics:
     """Runs in the app's loading worker."""
-    from tuiperf.load.ncu_open import open_ncu
+    from tuiperf.load.ncu.open import open_ncu
 
     return open_ncu(path, opts)
 

@@ -77,7 +77,7 @@ def view_lines(
 def _source(km: KernelMetrics, kid: int, path: Path | None, width: int) -> list[str]:
     from tuiperf.analysis.source_text import hot_spot_lines
     from tuiperf.errors import TuiperfError
-    from tuiperf.load.ncu_source import read_hot_spots
+    from tuiperf.load.ncu.source import read_hot_spots
 
     if path is None or km.meta.get("format") != "ncu-rep":
         return ["Source counters are read from the .ncu-rep itself (this is a CSV export)."]
