@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_oracle_share_boundaries import GEMM, STEP, STEPS, US, WALL, loop_trace
+from tests.support.loops import GEMM, STEP, STEPS, US, WALL, loop_trace
 from tuiperf.analysis import budget_rank, budget_rules, torch_rules
 from tuiperf.analysis.budget_rank import rank_by_budget
 from tuiperf.analysis.context import Ctx
@@ -62,22 +62,17 @@ def test_explained_share_boundary_at_a_patched_bar(
 ) -> None:
     """The bar patched to 75% (1 - 0.75 = 0.25 is exact in floating point): CPU-bound
     300 µs and `other` 100 µs a step explain 1200 of 1600 µs, exactly 75%; the 400 µs left
-    are exactly 25% of the idle time: no finding (kills `rest <= (1 - EXPLAINED_SHARE) *
-    idle` -> `<`). 1 ns more `other`: 400.001 of 1600.001 µs, over 25%: one."""
+    are exactly 25% of the idle time: no finding (kills `idle - rest >= EXPLAINED_SHARE *
+    idle` -> `>`). 1 ns more `other`: 400.001 of 1600.001 µs, over 25%: one."""
     monkeypatch.setattr(budget_rank, "EXPLAINED_SHARE", 0.75)
     ctx = _idle(300, 100 * US, last_other)
     assert _unexplained(ctx, 1200 * US, 300 * US + last_other) is said
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: 1 - EXPLAINED_SHARE is 0.19999999999999996 in floating point, so findings "
-    "that explain exactly 80% of the idle time (the share the bar asks for) still get an "
-    "idle_unexplained finding: 400 of 2000 µs left is compared with 399.99999999999994 µs",
-)
 def test_explaining_exactly_80_percent_of_the_idle_time_is_enough() -> None:
     """CPU-bound 400 µs and `other` 100 µs a step: the cpu_bound finding explains 1600 of
-    2000 µs of idle, exactly EXPLAINED_SHARE; 400 µs (20%) is left: no finding is due."""
+    2000 µs of idle, exactly EXPLAINED_SHARE; 400 µs (20%) is left: no finding is due.
+    (Was a bug: the bar was 1 - 0.8 = 0.19999999999999996 of the idle time.)"""
     ctx = _idle(400, 100 * US, 100 * US)
     assert _unexplained(ctx, 1600 * US, 400 * US) is False
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_oracle_share_boundaries import STEP, STEPS, US, at_step_end, loop_trace
+from tests.support.loops import STEP, STEPS, US, at_step_end, loop_trace
 from tuiperf.analysis import torch_rules
 from tuiperf.analysis.context import Ctx
 
@@ -53,15 +53,10 @@ def test_data_idle_error_bar_around_30_percent(last_idle: int, severity: str) ->
     assert f.severity.name == severity
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: 3 * DATA_IDLE_SHARE is 0.30000000000000004 in floating point, so a data "
-    "wait of exactly 30% of the step (1200 of 4000 µs: share 0.3) is a WARNING, not the "
-    "ERROR the bar promises from 3x the threshold on (budget_rules.CPU_BOUND_ERROR, 'the "
-    "data rule's error bar too', is the literal 0.30 and makes exactly 30% an error)",
-)
 def test_data_idle_of_exactly_30_percent_is_an_error() -> None:
-    """300 µs in each of the 4 steady steps: 1200 / 4000 = 30% exactly, 3 x the 10% bar."""
+    """300 µs in each of the 4 steady steps: 1200 / 4000 = 30% exactly, DATA_IDLE_ERROR
+    (was a bug: the bar was 3 * 0.10 = 0.30000000000000004)."""
+    assert torch_rules.DATA_IDLE_ERROR == 0.30
     ctx = _starved([300 * US] * 5)
     (f,) = torch_rules.dataloader_starvation(ctx)
     assert f.metrics["gpu_idle_ns"] == 1200 * US and f.metrics["idle_share"] == 0.3

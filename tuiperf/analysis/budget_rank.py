@@ -217,7 +217,8 @@ def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
             explained[f.budget_part] += f.est_saving_ns
     left = {p: st.ns[p] - explained[p] for p in IDLE_PARTS}
     rest = sum(left.values())
-    if idle == 0 or rest <= (1 - EXPLAINED_SHARE) * idle or rest < UNEXPLAINED_MIN * st.wall_ns:
+    explained_enough = idle - rest >= EXPLAINED_SHARE * idle  # not (1 - 0.8): 0.1999…
+    if idle == 0 or explained_enough or rest < UNEXPLAINED_MIN * st.wall_ns:
         return None
     pieces = ", ".join(
         f"{SHORT[p]} {fmt.duration(v)} ({100 * v / st.wall_ns:.1f}%)"

@@ -39,6 +39,8 @@ EVERY_STEP_SHARE = 0.8
 #: GPU idle while the CPU prepares the batch, as a share of step time, worth a finding;
 #: 10% is where NVIDIA's and PyTorch's tuning guides start calling input pipelines a bottleneck
 DATA_IDLE_SHARE = 0.10
+#: … and an error from this share on (a literal: 3 * 0.10 is 0.30000000000000004)
+DATA_IDLE_ERROR = 0.30
 #: kernel-name rules fire when the kernels take at least this share of GPU kernel time
 MIN_KERNEL_SHARE = 0.01
 #: … and are a warning (not info) from this share on
@@ -457,7 +459,7 @@ def dataloader_starvation(ctx: Ctx) -> list[Finding]:
             "covers the refill)."
         )
     ev = Evidence.build("", None, a, b - a, {"gpu_idle_ns": idle}, {"gpu_idle_ns": "GPU idle (ns)"})
-    sev = Severity.ERROR if share >= 3 * DATA_IDLE_SHARE else Severity.WARNING
+    sev = Severity.ERROR if share >= DATA_IDLE_ERROR else Severity.WARNING
     return [
         _finding(
             "dataloader_starvation",
