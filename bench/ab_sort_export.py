@@ -31,7 +31,7 @@ import tuiperf
 from tuiperf.export import write_file
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.query import Events, Query
+from tuiperf.model.timeline.query import Events, Query
 
 report, cache, tree = sys.argv[1:4]
 assert Path(tuiperf.__file__).resolve().is_relative_to(Path(tree).resolve()), tuiperf.__file__

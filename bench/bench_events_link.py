@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.attribution import NvtxIndex, describe
-from tuiperf.model.lanes import build_lanes
-from tuiperf.model.query import Events, Query
-from tuiperf.model.timeline import Viewport
+from tuiperf.model.timeline.attribution import NvtxIndex, describe
+from tuiperf.model.timeline.lanes import build_lanes
+from tuiperf.model.timeline.query import Events, Query
+from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.widgets.lane_render import frame_edges
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from tuiperf.export import write_file  # noqa: E402
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402
 from tuiperf.model import columns as C  # noqa: E402
-from tuiperf.model.query import Events, Query  # noqa: E402
+from tuiperf.model.timeline.query import Events, Query  # noqa: E402
 
 DEFAULT = REPO / "bench" / "data" / "vit_range_x2000.sqlite"
 FALLBACK = REPO / "bench" / "data" / "vit_range_x400.sqlite"

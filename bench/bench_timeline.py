@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO))
 from rich.style import Style  # noqa: E402
 
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402
-from tuiperf.model.lanes import LaneSet, build_lanes  # noqa: E402
-from tuiperf.model.timeline import Viewport  # noqa: E402
+from tuiperf.model.timeline.lanes import LaneSet, build_lanes  # noqa: E402
+from tuiperf.model.timeline.viewport import Viewport  # noqa: E402
 from tuiperf.tui.glyphs import UNICODE  # noqa: E402
 from tuiperf.tui.widgets.lane_render import (  # noqa: E402
     Highlight,
@@ -86,8 +86,8 @@ def first_screen_model(report: Path, cache: Path) -> float:
         "import time, sys; t0 = time.perf_counter()\n"
         "from pathlib import Path\n"
         "from tuiperf.load.open import OpenOptions, open_trace\n"
-        "from tuiperf.model.lanes import build_lanes\n"
-        "from tuiperf.model.timeline import Viewport\n"
+        "from tuiperf.model.timeline.lanes import build_lanes\n"
+        "from tuiperf.model.timeline.viewport import Viewport\n"
         "sys.path.insert(0, 'bench'); from bench_timeline import frame\n"
         f"t = open_trace(Path({str(report)!r}), OpenOptions(cache_dir=Path({str(cache)!r})))\n"
         "assert t.meta.from_cache\n"

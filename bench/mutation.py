@@ -40,13 +40,13 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "comm": ("tuiperf/analysis/comm.py", [U + "test_comm.py", U + "test_oracle_comm.py"]),
     "diff": ("tuiperf/analysis/diff.py", [U + "test_diff.py", U + "test_oracle_diff.py"]),
     "ranks_set": ("tuiperf/analysis/ranks_set.py", [U + "test_oracle_ranks_set.py"]),
-    "query": ("tuiperf/model/query.py", [
+    "query": ("tuiperf/model/timeline/query.py", [
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py"]),
     "stats": ("tuiperf/summaries/stats.py", [
         U + "test_summary_golden.py", U + "test_groupstats.py"]),
     "roofline": ("tuiperf/analysis/roofline.py", [
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
-    "ncu_link": ("tuiperf/model/ncu_link.py", [U + "test_ncu_link.py"]),
+    "ncu_link": ("tuiperf/model/ncu/link.py", [U + "test_ncu_link.py"]),
 }  # fmt: skip
 #: tests too heavy for mutmut's forked runs (process pools, a Dask cluster): run only
 #: against the survivors, like the subprocess tests

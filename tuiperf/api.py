@@ -32,7 +32,7 @@ from tuiperf.load import detect as det
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import OnProgress
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.trace import Trace, TraceMeta
 
 if TYPE_CHECKING:

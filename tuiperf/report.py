@@ -13,8 +13,8 @@ from rich.text import Text
 from tuiperf.model import fmt
 
 if TYPE_CHECKING:
-    from tuiperf.model.link_facts import LinkFacts
-    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.model.ncu.link_facts import LinkFacts
+    from tuiperf.model.ncu.metrics import KernelMetrics
     from tuiperf.summaries.rows import ReportRows
 
 _NAME_LIMIT = 200

@@ -19,7 +19,7 @@ pa.array([0]).to_numpy()  # as in the loader, imported while nsys works
 import tuiperf.load.nsys.meta  # noqa: E402
 import tuiperf.load.nsys.tables  # noqa: E402,F401
 from tuiperf.load.open import OpenOptions, open_trace  # noqa: E402
-from tuiperf.model.lanes import build_lanes  # noqa: E402
+from tuiperf.model.timeline.lanes import build_lanes  # noqa: E402
 
 
 def main() -> None:

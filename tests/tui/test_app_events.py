@@ -14,8 +14,8 @@ import pytest
 from tests.tui.pilot_helpers import ready, settle, sync
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.lanes import build_lanes
-from tuiperf.model.query import Events, Query
+from tuiperf.model.timeline.lanes import build_lanes
+from tuiperf.model.timeline.query import Events, Query
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.widgets.events_pane import EventsPane

@@ -22,8 +22,8 @@ from textual.pilot import Pilot
 from tests.conftest import nsys_report
 from tests.tui.pilot_helpers import ready, record_notices, screen_lines, settle, sync
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.lanes import build_lanes
-from tuiperf.model.query import EventTable
+from tuiperf.model.timeline.lanes import build_lanes
+from tuiperf.model.timeline.query import EventTable
 from tuiperf.tui.actions import REGISTRY, for_scope
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.widgets.events_table import EventsTable, TableBody

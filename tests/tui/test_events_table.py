@@ -17,7 +17,7 @@ from tests.tui.pilot_helpers import record_notices, settle, sync
 from tuiperf import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.query import Events, Query
+from tuiperf.model.timeline.query import Events, Query
 from tuiperf.model.trace import Trace, TraceMeta
 from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.events_table import EventsTable, KindBar, PathPrompt, TableBody

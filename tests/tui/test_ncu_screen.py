@@ -13,7 +13,7 @@ from tests.support import needs
 from tests.tui.pilot_helpers import ncu_report, ncu_reports, sync
 from tuiperf.errors import UsageError
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.metrics import speedup_words
+from tuiperf.model.ncu.metrics import speedup_words
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.screens.ncu import NcuScreen, NcuView, UnmatchedScreen
 from tuiperf.tui.widgets.metrics_pane import MetricsPane

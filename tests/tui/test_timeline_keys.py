@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.tui.pilot_helpers import ready, screen_lines, select, settle, sync
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.same_name import next_same_name
+from tuiperf.model.timeline.same_name import next_same_name
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.widgets.timeline import Timeline
 

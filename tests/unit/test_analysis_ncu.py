@@ -10,7 +10,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import fix_for_kernel
 from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU
-from tuiperf.model.ncu_groups import groups, signature_key
+from tuiperf.model.ncu.groups import groups, signature_key
 from tuiperf.model.trace import Trace
 
 

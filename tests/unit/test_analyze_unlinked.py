@@ -13,7 +13,7 @@ from tuiperf.analysis.findings import SOURCE_NCU
 from tuiperf.analysis.render import print_text
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 needs.module("ncu_report")
 

@@ -22,7 +22,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.torch_rules import host_sync_per_step
 from tuiperf.load.kineto.stacks import parse_frame
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model import callsites as C
+from tuiperf.model.timeline import callsites as C
 from tuiperf.summaries.by_line import by_line
 from tuiperf.summaries.reports import compute
 
@@ -283,7 +283,7 @@ def test_kineto_modules_of_linear_ops() -> None:
 
 
 def test_details_pane_fields() -> None:
-    from tuiperf.model.attribution import describe
+    from tuiperf.model.timeline.attribution import describe
 
     trace = open_trace(unxz(PYBT), NO_CACHE)
     api = trace.table("api")

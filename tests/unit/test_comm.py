@@ -22,7 +22,7 @@ from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import IDLE_PARTS
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import arrays as A
-from tuiperf.model.lanes import build_lanes
+from tuiperf.model.timeline.lanes import build_lanes
 from tuiperf.model.trace import Trace
 
 NCCL_NAME = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"

@@ -18,8 +18,8 @@ from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.step_budget import BUSY_PARTS
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import fmt
-from tuiperf.model.attribution import partner_of
-from tuiperf.model.lanes import build_lanes
+from tuiperf.model.timeline.attribution import partner_of
+from tuiperf.model.timeline.lanes import build_lanes
 from tuiperf.model.trace import Trace
 
 GRAPHS = Path(__file__).resolve().parents[1] / "data" / "graphs"

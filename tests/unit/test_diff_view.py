@@ -13,8 +13,8 @@ from tests.support.data import unxz
 from tuiperf.analysis.diff import FASTER, UNKNOWN
 from tuiperf.analysis.diff_view import SECTIONS, DiffView, by_change, lanes_to_show
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.lanes import LaneSet, build_lanes
-from tuiperf.model.timeline import Viewport
+from tuiperf.model.timeline.lanes import LaneSet, build_lanes
+from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.model.trace import Trace
 
 BUDGET = Path(__file__).resolve().parent.parent / "data" / "budget"

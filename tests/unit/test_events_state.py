@@ -11,7 +11,7 @@ import pytest
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model import fmt
-from tuiperf.model.events_state import (
+from tuiperf.model.timeline.events_state import (
     MIN_DURATION,
     EventsState,
     Keep,
@@ -20,7 +20,7 @@ from tuiperf.model.events_state import (
     compute,
     default_descending,
 )
-from tuiperf.model.query import Events, Query, QueryError
+from tuiperf.model.timeline.query import Events, Query, QueryError
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from tuiperf import export
 from tuiperf.cli import main
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.query import Events, Query
+from tuiperf.model.timeline.query import Events, Query
 
 
 @pytest.fixture(scope="module")

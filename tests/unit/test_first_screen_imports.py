@@ -80,7 +80,7 @@ def test_cached_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_pat
         "import sys\n"
         "from pathlib import Path\n"
         "from tuiperf.load.open import OpenOptions, open_trace\n"
-        "from tuiperf.model.lanes import build_lanes\n"
+        "from tuiperf.model.timeline.lanes import build_lanes\n"
         f"opts = OpenOptions(cache_dir=Path({str(tmp_path)!r}))\n"
         f"trace = open_trace(Path({str(report)!r}), opts)\n"
         "assert trace.meta.from_cache == (sys.argv[1] == 'again'), trace.meta\n"

@@ -17,7 +17,7 @@ from tests.support.data import unxz
 from tuiperf.cli import main
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.query import Events, Query
+from tuiperf.model.timeline.query import Events, Query
 
 DEFAULT = DATA / "graphs" / "graphs_default.sqlite.xz"
 NODE = DATA / "graphs" / "graphs_node.sqlite.xz"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.lanes import build_lanes
+from tuiperf.model.timeline.lanes import build_lanes
 
 KINETO = Path(__file__).resolve().parents[1] / "data" / "kineto"
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.lanes import Intervals, build_lanes, display_name
-from tuiperf.model.timeline import Viewport
+from tuiperf.model.timeline.lanes import Intervals, build_lanes, display_name
+from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.model.trace import Trace
 
 

@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 import pytest
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.attribution import NvtxIndex, describe, launch_of, partner_of, work_of
+from tuiperf.model.timeline.attribution import NvtxIndex, describe, launch_of, partner_of, work_of
 from tuiperf.model.trace import Trace
 
 

@@ -18,7 +18,7 @@ from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.cli import main
 from tuiperf.commands.ncu import CSV_HEADER
-from tuiperf.model.metrics import to_base
+from tuiperf.model.ncu.metrics import to_base
 
 
 @pytest.fixture(scope="module")

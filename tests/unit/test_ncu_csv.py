@@ -13,7 +13,7 @@ from tuiperf.errors import BadReportError
 from tuiperf.load.ncu.csv_export import KNOWN_SECTIONS, load_ncu_csv, parse_value
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.metrics import KernelMetrics, render_message, to_base
+from tuiperf.model.ncu.metrics import KernelMetrics, render_message, to_base
 
 NO_CACHE = OpenOptions(use_cache=False)
 

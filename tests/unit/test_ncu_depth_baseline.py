@@ -15,8 +15,8 @@ from tests.support.ncu_depth import DTYPES, details_rows, number, report
 from tuiperf.cli import main
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.metrics import KernelMetrics
-from tuiperf.model.ncu_baseline import BY_BASE_NAME, BY_NAME, BY_ORDER, compare, match_kernels
+from tuiperf.model.ncu.baseline import BY_BASE_NAME, BY_NAME, BY_ORDER, compare, match_kernels
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 needs.module("ncu_report")
 

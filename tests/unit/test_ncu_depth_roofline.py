@@ -16,7 +16,7 @@ from tuiperf.analysis.roofline_plot import MARKS, plot
 from tuiperf.cli import main
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 needs.module("ncu_report")
 

@@ -12,7 +12,7 @@ from tests.support import needs
 from tests.support.ncu_depth import DTYPES, details_rows, number, report, text, text_rules
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.metrics import KernelMetrics, RuleResult
+from tuiperf.model.ncu.metrics import KernelMetrics, RuleResult
 
 needs.module("ncu_report")
 

@@ -12,9 +12,9 @@ from tests.support import needs
 from tests.support.ncu_data import decompress, rep
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model import ncu_link as L
-from tuiperf.model.attribution import NvtxIndex
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu import link as L
+from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.model.timeline.attribution import NvtxIndex
 from tuiperf.model.trace import Trace
 
 needs.module("ncu_report")
@@ -226,7 +226,7 @@ def test_links_need_the_exact_kernel_and_launch_configuration(
         assert not set(rows.tolist()) & set(link.rows_for(kid).tolist())
     assert link.similar_of  # the two programs share kernels that look alike
     # the header, the notification and `info` say the same count
-    from tuiperf.model.link_facts import link_facts
+    from tuiperf.model.ncu.link_facts import link_facts
 
     facts = link_facts(trace, km, link)
     assert len(facts.kernels) == len(link.linked_ids) == len(km) - len(link.unmatched_ncu)

@@ -10,7 +10,7 @@ from tests.support import needs
 from tests.support.ncu_data import decompress, rep
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
-from tuiperf.model import ncu_verdict as V
+from tuiperf.model.ncu import verdict as V
 
 needs.module("ncu_report")
 
@@ -57,7 +57,7 @@ def test_occupancy_and_stalls(ncu_dir: Path) -> None:
 
 
 def test_thresholds_at_the_edges() -> None:
-    from tuiperf.model.metrics import KernelMetrics, make_table
+    from tuiperf.model.ncu.metrics import KernelMetrics, make_table
 
     def km(sm: float, mem: float, waves: float = 4.0) -> KernelMetrics:
         names = [V.SM_PCT, V.MEM_PCT, V.WAVES]

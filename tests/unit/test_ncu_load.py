@@ -11,7 +11,7 @@ from tests.support import needs
 from tests.support.ncu_data import close, csv_dicts, decompress, page, rep
 from tuiperf.load.ncu.open import describe_ncu, open_ncu
 from tuiperf.load.open import OpenOptions
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 needs.module("ncu_report")
 
@@ -181,7 +181,7 @@ def test_normalized_api_names_equal_the_csv_names(
     ncu_dir: Path, name: str, vit: KernelMetrics, lstm: KernelMetrics
 ) -> None:
     """ncu_names.normalize bridges the API's (and nsys's) spelling and ncu's CSV spelling."""
-    from tuiperf.model.ncu_names import normalize, short_name
+    from tuiperf.model.ncu.names import normalize, short_name
 
     km = vit if name == "vit_full" else lstm
     names = {int(r["ID"]): r["Kernel Name"] for r in csv_dicts(page(ncu_dir, name, "details"))}

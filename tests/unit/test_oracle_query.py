@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.tiny import Gpu, gpu_table, kernels_trace, trace_of
 from tuiperf import schema
-from tuiperf.model.query import Events, Query
+from tuiperf.model.timeline.query import Events, Query
 
 LO, HI = 100, 200
 #: (start, end, device, stream, name); the comment says whether [100, 200) keeps it

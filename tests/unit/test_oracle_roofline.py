@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tuiperf.analysis.roofline import kernel_roofline
-from tuiperf.model.metrics import KernelMetrics, make_table
+from tuiperf.model.ncu.metrics import KernelMetrics, make_table
 
 SMSP = "smsp__cycles_elapsed.avg.per_second"
 SM = "sm__cycles_elapsed.avg.per_second"

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import nsys_reference, nsys_report
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
-from tuiperf.model.query import Events, Query, QueryError
+from tuiperf.model.timeline.query import Events, Query, QueryError
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.cells import round_strings
 
@@ -215,7 +215,7 @@ def test_nulls_sort_last_both_ways() -> None:
     import pyarrow as pa
 
     from tuiperf import schema
-    from tuiperf.model.query import EventTable
+    from tuiperf.model.timeline.query import EventTable
     from tuiperf.model.trace import TraceMeta
 
     n = 5
@@ -289,7 +289,7 @@ def test_fixtures_exist() -> None:
 
 
 def test_parse_duration() -> None:
-    from tuiperf.model.query import parse_duration
+    from tuiperf.model.timeline.query import parse_duration
 
     assert parse_duration("2000") == 2000
     assert parse_duration("10us") == 10_000 == parse_duration("10 µs")

@@ -257,7 +257,7 @@ def test_merge_puts_every_rank_on_one_clock(sets: dict[str, Path], tmp_path: Pat
     event kept, and the ranks' all-reduce ranges ending together on the aligned clock."""
     from tuiperf.load.open import load_converted
     from tuiperf.model import arrays as A
-    from tuiperf.model.lanes import build_lanes
+    from tuiperf.model.timeline.lanes import build_lanes
 
     out = tmp_path / "merged"
     doc = _json(str(sets["r4"]), "--merge", str(out))
@@ -295,7 +295,7 @@ def test_tui_opens_every_rank_on_one_timeline(
     from tuiperf import cli
     from tuiperf.commands import open_tui, ranks
     from tuiperf.load.open import load_converted
-    from tuiperf.model.lanes import build_lanes
+    from tuiperf.model.timeline.lanes import build_lanes
 
     seen: dict[str, object] = {}
 

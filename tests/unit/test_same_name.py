@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.same_name import next_same_name
+from tuiperf.model.timeline.same_name import next_same_name
 
 
 def test_next_and_previous_launch_of_a_kernel(nsys_dir: Path) -> None:
@@ -44,7 +44,7 @@ def test_api_and_nvtx_by_name_and_tables_without_names(nsys_dir: Path) -> None:
 
 
 def test_base_names() -> None:
-    from tuiperf.model.ncu_names import base_name
+    from tuiperf.model.ncu.names import base_name
 
     long = (
         "void at::native::elementwise_kernel<128, 2, void at::native::gpu_kernel_impl_nocast<"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from tuiperf.model.query import _NULL_LAST, _packed_key, _stable_order
+from tuiperf.model.timeline.query import _NULL_LAST, _packed_key, _stable_order
 
 
 def _reference(keys: list[np.ndarray]) -> np.ndarray:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tuiperf.model.fmt import duration_sig
-from tuiperf.model.timeline import (
+from tuiperf.model.timeline.viewport import (
     ZOOM_FACTOR,
     Viewport,
     ZoomStack,

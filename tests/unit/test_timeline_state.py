@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tuiperf.load.open import OpenOptions, open_trace
-from tuiperf.model.lanes import LaneSet, build_lanes
-from tuiperf.model.timeline import STEP_FRACTION, ZOOM_FACTOR
-from tuiperf.model.timeline_state import Row, TimelineState
+from tuiperf.model.timeline.lanes import LaneSet, build_lanes
+from tuiperf.model.timeline.state import Row, TimelineState
+from tuiperf.model.timeline.viewport import STEP_FRACTION, ZOOM_FACTOR
 from tuiperf.model.trace import Trace
 
 COLUMNS = 120

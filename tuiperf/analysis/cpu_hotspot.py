@@ -12,7 +12,7 @@ import numpy as np
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import Budget
 from tuiperf.model import arrays as A
-from tuiperf.model import callsites as C
+from tuiperf.model.timeline import callsites as C
 from tuiperf.summaries import ops
 
 

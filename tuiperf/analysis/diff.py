@@ -31,7 +31,7 @@ from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.step_budget import PARTS, SHORT, Budget
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
-from tuiperf.model.ncu_names import base_name, normalize
+from tuiperf.model.ncu.names import base_name, normalize
 from tuiperf.model.trace import Trace
 
 FASTER, SLOWER, SAME, UNKNOWN = "faster", "slower", "same", "unknown"

@@ -28,9 +28,9 @@ from tuiperf.analysis.diff import (
 from tuiperf.analysis.diff_render import change_text, value_text, verdict_line
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
-from tuiperf.model.lanes import LaneSet
-from tuiperf.model.ncu_names import normalize
-from tuiperf.model.timeline import Viewport
+from tuiperf.model.ncu.names import normalize
+from tuiperf.model.timeline.lanes import LaneSet
+from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.model.trace import Trace
 
 #: (key, title) of the tables `t` / `T` cycle through; "names" merges the three by-name

@@ -17,7 +17,7 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.rank import rank
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
 #: the finding ranking adds when the others leave the steady steps' idle time unexplained

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from tuiperf.analysis.findings import Finding
-from tuiperf.model.ncu_names import normalize
+from tuiperf.model.ncu.names import normalize
 from tuiperf.model.trace import Trace
 
 #: why a finding was listed for a selection

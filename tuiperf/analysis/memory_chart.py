@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from tuiperf.analysis.roofline_plot import si
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 SECTOR = 32  # bytes per L2 sector
 

@@ -1,4 +1,4 @@
-"""Per-kernel rules over an Nsight Compute report (`tuiperf.model.metrics.KernelMetrics`).
+"""Per-kernel rules over an Nsight Compute report (`tuiperf.model.ncu.metrics.KernelMetrics`).
 
 Two kinds: ncu's own rule results (with its estimated speedups), and tuiperf's reading of
 the sections (Speed Of Light, Occupancy, Launch Statistics, Memory Workload). Launches of one
@@ -7,7 +7,7 @@ kernel's saving is its ncu speedup times its total GPU time in that report, so a
 on a kernel that takes 0.1 % of the run ranks below 10 % on one that takes half. Kernels are
 matched by mangled name where the trace has them (nsys), else by demangled name (Kineto's
 kernel name is the demangled one), else by short name when that names one kernel only
-(`tuiperf.model.ncu_groups`).
+(`tuiperf.model.ncu.groups`).
 
 Where tuiperf's reading and ncu's own rule say the same thing about a kernel (uncoalesced
 loads, theoretical occupancy, small grid, tail effect), `merge_readings` makes them one
@@ -36,8 +36,8 @@ from tuiperf.analysis.findings import (
 from tuiperf.analysis.kernel_levers import fix_for_kernel
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
-from tuiperf.model.metrics import KernelMetrics, RuleResult, render_message
-from tuiperf.model.ncu_groups import KernelGroup, groups
+from tuiperf.model.ncu.groups import KernelGroup, groups
+from tuiperf.model.ncu.metrics import KernelMetrics, RuleResult, render_message
 from tuiperf.model.trace import Trace
 
 #: Speed Of Light: a unit above this % of peak is "busy" (ncu's SOLBottleneck rule calls

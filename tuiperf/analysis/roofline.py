@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 _SMSP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
 _X = "derived__smsp__sass_thread_inst_executed_op_{}"

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.findings import Finding
-from tuiperf.model import callsites as C
+from tuiperf.model.timeline import callsites as C
 
 #: lines named in a finding's message
 SHOWN = 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tuiperf.load.ncu.source import SassLine, SourceHotSpots
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import RULE_CODES
+from tuiperf.model.ncu.metrics import RULE_CODES
 
 
 def _fit(text: str, width: int) -> str:

@@ -18,7 +18,7 @@ from tuiperf.errors import UsageError
 
 if TYPE_CHECKING:
     from tuiperf.analysis.engine import AnalyzeOptions
-    from tuiperf.model.metrics import KernelMetrics
+    from tuiperf.model.ncu.metrics import KernelMetrics
     from tuiperf.model.trace import Trace
 
 FORMATS = ("text", "json", "markdown")

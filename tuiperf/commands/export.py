@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the parser is built for every command: keep pyarrow off tha
     import pyarrow as pa
 
     from tuiperf.model import columns as cols
-    from tuiperf.model.query import Query
+    from tuiperf.model.timeline.query import Query
     from tuiperf.model.trace import Trace
 
 FORMATS = ("csv", "tsv", "json", "parquet")
@@ -66,7 +66,7 @@ def parse_columns(values: list[str] | None) -> list[str] | None:
 
 
 def build_query(args: argparse.Namespace) -> Query:
-    from tuiperf.model.query import Query
+    from tuiperf.model.timeline.query import Query
 
     sort, desc = parse_sort(args.sort)
     window = None
@@ -88,7 +88,7 @@ def build_query(args: argparse.Namespace) -> Query:
 def export_table(args: argparse.Namespace, trace: Trace) -> pa.Table:
     """The rows (or the per-name summary) the arguments ask for, with raw values."""
     from tuiperf.model import columns as cols
-    from tuiperf.model.query import Events
+    from tuiperf.model.timeline.query import Events
 
     query = build_query(args)
     table = Events(trace).table(args.table)
@@ -118,7 +118,7 @@ def _summary_key(specs: tuple[cols.SummaryColumn, ...], name: str) -> str:
 
 
 def _ns(text: str) -> int:
-    from tuiperf.model.query import QueryError, parse_duration
+    from tuiperf.model.timeline.query import QueryError, parse_duration
 
     try:
         value = parse_duration(text)

@@ -65,7 +65,7 @@ def _run_pair(args: argparse.Namespace) -> int:
     from tuiperf.export import write_json
     from tuiperf.load.ncu.open import describe_metrics, open_ncu
     from tuiperf.load.open import open_trace
-    from tuiperf.model.link_facts import link_facts
+    from tuiperf.model.ncu.link_facts import link_facts
 
     timeline, ncu = timeline_and_ncu(args.report_path, args.second_path)
     if timeline is None or ncu is None:

@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # the parser is built for every command: rich and pyarrow loa
     from rich.table import Table
     from rich.text import Text
 
-    from tuiperf.model.link_facts import LinkFacts
-    from tuiperf.model.metrics import Kernel, KernelMetrics, Section
+    from tuiperf.model.ncu.link_facts import LinkFacts
+    from tuiperf.model.ncu.metrics import Kernel, KernelMetrics, Section
 
 #: a kernel and the sections shown for it
 View = tuple[int, list["Section"]]
@@ -222,7 +222,7 @@ def _link(timeline: Path | None, km: KernelMetrics, args: argparse.Namespace) ->
     if timeline is None:
         return None
     from tuiperf.load.open import open_trace
-    from tuiperf.model.link_facts import link_facts
+    from tuiperf.model.ncu.link_facts import link_facts
 
     return link_facts(open_trace(timeline, open_options(args)), km)
 
@@ -305,7 +305,7 @@ def _str(v: Any) -> str:
 
 def csv_rows(km: KernelMetrics, views: list[View]) -> list[list[Any]]:
     """The long table: one row per kernel × section × metric, then the section's rules."""
-    from tuiperf.model.metrics import format_exact
+    from tuiperf.model.ncu.metrics import format_exact
 
     rows = []
     for kid, secs in views:
@@ -495,7 +495,7 @@ def _rules_grid(s: Section) -> Table:
     from rich.text import Text
 
     from tuiperf.model import fmt
-    from tuiperf.model.metrics import speedup_words
+    from tuiperf.model.ncu.metrics import speedup_words
 
     g = Table.grid(padding=(0, 1))
     g.add_column(width=3, no_wrap=True)

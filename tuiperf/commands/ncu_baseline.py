@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from tuiperf.model.metrics import KernelMetrics
-    from tuiperf.model.ncu_baseline import KernelPair, MetricDelta
+    from tuiperf.model.ncu.baseline import KernelPair, MetricDelta
+    from tuiperf.model.ncu.metrics import KernelMetrics
 
 CSV_HEADER = [
     "ID",
@@ -29,7 +29,7 @@ CSV_HEADER = [
 
 
 def pairs_for(current: KernelMetrics, baseline: KernelMetrics, ids: list[int]) -> list[KernelPair]:
-    from tuiperf.model.ncu_baseline import match_kernels
+    from tuiperf.model.ncu.baseline import match_kernels
 
     chosen = set(ids)
     return [p for p in match_kernels(current, baseline) if p.kernel_id in chosen]
@@ -38,7 +38,7 @@ def pairs_for(current: KernelMetrics, baseline: KernelMetrics, ids: list[int]) -
 def _deltas(
     current: KernelMetrics, baseline: KernelMetrics, p: KernelPair, details: str
 ) -> list[MetricDelta]:
-    from tuiperf.model.ncu_baseline import compare
+    from tuiperf.model.ncu.baseline import compare
 
     if p.baseline_id is None:
         return []
@@ -48,7 +48,7 @@ def _deltas(
 def csv_rows(
     current: KernelMetrics, baseline: KernelMetrics, pairs: list[KernelPair], details: str
 ) -> list[list[Any]]:
-    from tuiperf.model.metrics import format_exact
+    from tuiperf.model.ncu.metrics import format_exact
 
     rows = []
     for p in pairs:
@@ -121,7 +121,7 @@ def write_json(
 
 
 def _shown(v: float | None, unit: str) -> str:
-    from tuiperf.model.metrics import display_unit, format_value
+    from tuiperf.model.ncu.metrics import display_unit, format_value
 
     if v is None:
         return ""

@@ -167,7 +167,7 @@ def _with_ncu_ids(
     import pyarrow as pa
 
     from tuiperf.load.ncu.open import open_ncu
-    from tuiperf.model.ncu_link import build_link
+    from tuiperf.model.ncu.link import build_link
     from tuiperf.summaries.stats import Column
 
     if table.report != "cuda_gpu_kern_sum" or "name" not in table.data.column_names:

@@ -101,7 +101,7 @@ COLUMNS: dict[str, tuple[ColumnSpec, ...]] = {
         _num("graph_id", "Graph", 6, 7),
         _num("graph_exec_id", "Exec", 6, 7),
         _CORR,
-        _text("launch", "Launched by", 16, 4),  # the cudaGraphLaunch (tuiperf.model.graph_launch)
+        _text("launch", "Launched by", 16, 4),  # the cudaGraphLaunch (timeline/graph_launch.py)
         _num("pid", "PID", 7, 2),
         NAME,
     ),

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import arrays as A
-from tuiperf.model import callsites as C
+from tuiperf.model.timeline import callsites as C
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.stats import Column, StatsTable
 

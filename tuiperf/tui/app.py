@@ -22,7 +22,7 @@ from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
 from tuiperf.model import fmt
-from tuiperf.model.lanes import LaneSet, build_lanes
+from tuiperf.model.timeline.lanes import LaneSet, build_lanes
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.commands import TuiperfCommands
@@ -47,9 +47,9 @@ from tuiperf.tui.widgets.status import StatusLine
 from tuiperf.tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:  # indexed on the first selection, not before the first frame
-    from tuiperf.model.attribution import NvtxIndex
-    from tuiperf.model.metrics import KernelMetrics
-    from tuiperf.model.ncu_link import NcuLink
+    from tuiperf.model.ncu.link import NcuLink
+    from tuiperf.model.ncu.metrics import KernelMetrics
+    from tuiperf.model.timeline.attribution import NvtxIndex
 
 #: the named phases of a load, in order
 PHASES = ("open report", "read tables", "index lanes", "draw")
@@ -246,7 +246,7 @@ class TuiperfApp(App[int]):
         """The NVTX ranges for the details panel, indexed on first use (not before the
         first timeline frame)."""
         if self._nvtx_index is None and self.trace is not None:
-            from tuiperf.model.attribution import NvtxIndex
+            from tuiperf.model.timeline.attribution import NvtxIndex
 
             self._nvtx_index = NvtxIndex(self.trace)
         return self._nvtx_index
@@ -437,7 +437,7 @@ class TuiperfApp(App[int]):
     def on_event_selected(self, msg: EventSelected) -> None:
         if self.trace is None:
             return
-        from tuiperf.model.attribution import describe
+        from tuiperf.model.timeline.attribution import describe
 
         details = describe(self.trace, msg.table, msg.row, self.nvtx_index)
         side = self.query_one(SidePanel)

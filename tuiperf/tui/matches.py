@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tuiperf.model.lanes import Intervals, Lane
+from tuiperf.model.timeline.lanes import Intervals, Lane
 
 if TYPE_CHECKING:  # the events table's queries: imported with the table, after the first frame
-    from tuiperf.model.query import View
+    from tuiperf.model.timeline.query import View
 
 #: draw the exact span of each matching event when the window holds at most this many
 #: events per column; otherwise mark the cells where a matching event starts

@@ -23,8 +23,8 @@ from typing import Any
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError
-from tuiperf.model.metrics import make_table, to_base
-from tuiperf.model.ncu_names import short_name
+from tuiperf.model.ncu.metrics import make_table, to_base
+from tuiperf.model.ncu.names import short_name
 
 DETAILS_REQUIRED = (
     "ID",

@@ -13,7 +13,7 @@ from tuiperf.errors import BadReportError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache.store import Cache, CacheKey
 from tuiperf.load.progress import Progress
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 #: bumped whenever the ncu tables change shape; part of the cache key
 LOADER_VERSION = 1

@@ -29,7 +29,7 @@ from tuiperf.errors import BadReportError, MissingToolError
 from tuiperf.load.ncu import layout as ncu_layout
 from tuiperf.load.ncu.api import NcuAction, NcuContext, NcuMetric, NcuSection
 from tuiperf.load.progress import OnProgress, Progress
-from tuiperf.model.metrics import make_table, render_message
+from tuiperf.model.ncu.metrics import make_table, render_message
 
 MAGIC = b"NVR\x00"
 

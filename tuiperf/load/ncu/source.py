@@ -149,7 +149,7 @@ _TYPES = {1: "ok", 2: "optimization", 3: "warning", 4: "error"}
 def _links(action: Any, pcs: set[int]) -> list[RuleLink]:
     """Rule results whose focus metrics are per-instruction metrics of this kernel (their
     correlation ids are instruction addresses: not opcodes, not a single launch value)."""
-    from tuiperf.model.metrics import render_message
+    from tuiperf.model.ncu.metrics import render_message
 
     out = []
     for d in action.rule_results_as_dicts():

@@ -32,8 +32,8 @@ from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
 from tuiperf.model import arrays as A
-from tuiperf.model.lanes import build_lanes
-from tuiperf.model.timeline_state import Row
+from tuiperf.model.timeline.lanes import build_lanes
+from tuiperf.model.timeline.state import Row
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings, for_scope
 from tuiperf.tui.app import ascii_scrollbars

@@ -18,11 +18,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
 
-from tuiperf.model import ncu_verdict as V
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import KernelMetrics, display_unit, format_value
-from tuiperf.model.ncu_baseline import BY_ORDER, KernelPair
-from tuiperf.model.ncu_link import NcuLink
+from tuiperf.model.ncu import verdict as V
+from tuiperf.model.ncu.baseline import BY_ORDER, KernelPair
+from tuiperf.model.ncu.link import NcuLink
+from tuiperf.model.ncu.metrics import KernelMetrics, display_unit, format_value
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import NcuKernelChosen
@@ -340,7 +340,7 @@ class NcuView(Horizontal):
 
     def set_baseline_report(self, base: KernelMetrics | None) -> None:
         """Compare with the kernels of `base` (None: stop comparing with a report)."""
-        from tuiperf.model.ncu_baseline import match_kernels
+        from tuiperf.model.ncu.baseline import match_kernels
 
         self.base_km, self.baseline = base, None
         pairs = [] if base is None else match_kernels(self.km, base)
@@ -564,7 +564,7 @@ def load_ncu(path: Path, opts: OpenOptions) -> KernelMetrics:
 
 def load_linked(path: Path, opts: OpenOptions, trace: Trace) -> tuple[KernelMetrics, NcuLink]:
     """Runs in the app's loading worker: the report, and its links to the trace."""
-    from tuiperf.model.ncu_link import build_link
+    from tuiperf.model.ncu.link import build_link
 
     km = load_ncu(path, opts)
     return km, build_link(trace, km)
@@ -576,7 +576,7 @@ def title(ncu_path: Path | None) -> str:
 
 def linked(app: App[Any], link: NcuLink, kernels: int) -> None:
     """After the trace loaded: mark profiled launches on the timeline."""
-    from tuiperf.model.ncu_link import LaneMarks
+    from tuiperf.model.ncu.link import LaneMarks
     from tuiperf.tui.widgets.timeline import Timeline
 
     for timeline in app.query(Timeline):

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.tui.actions import bindings
 
 TITLES = {"roofline": "Roofline", "memory": "Memory chart", "source": "Source hot spots"}

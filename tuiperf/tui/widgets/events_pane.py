@@ -25,7 +25,7 @@ from tuiperf.tui.matches import Matches
 from tuiperf.tui.messages import EventSelected, MatchesChanged
 
 if TYPE_CHECKING:  # the table's code is imported when it is mounted, after the first frame
-    from tuiperf.model.query import View
+    from tuiperf.model.timeline.query import View
     from tuiperf.tui.widgets.events_table import EventsTable
 
 #: the timeline's window is passed on at most this often (seconds)

@@ -1,9 +1,9 @@
 """The events table: one table per kind, sortable and filterable, with per-name summaries.
 
 What it shows (per-kind queries, sorts, summary mode, window filter, the rows of the last
-result) is `tuiperf.model.events_state.EventsState`, a plain object tested without Textual.
+result) is `tuiperf.model.timeline.events_state.EventsState`, a plain object tested without Textual.
 This widget renders that state and dispatches keys and mouse to it: queries and summaries
-run in a thread worker (`tuiperf.model.query`); `TableBody` draws only the rows on screen,
+run in a thread worker (`tuiperf.model.timeline.query`); `TableBody` draws only the rows on screen,
 straight from the query's Arrow view, through an LRU cache of formatted rows.
 """
 
@@ -25,7 +25,8 @@ from textual.widgets import Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from tuiperf.model import columns as cols
-from tuiperf.model.events_state import (
+from tuiperf.model.fmt import clean
+from tuiperf.model.timeline.events_state import (
     MIN_DURATION,
     TEXT,
     EventsState,
@@ -35,8 +36,7 @@ from tuiperf.model.events_state import (
     compute,
     default_descending,
 )
-from tuiperf.model.fmt import clean
-from tuiperf.model.query import Events, NameSummary, Query, QueryError, View
+from tuiperf.model.timeline.query import Events, NameSummary, Query, QueryError, View
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify

@@ -15,7 +15,7 @@ from rich.style import Style
 from tuiperf.analysis.budget_text import GLYPH, STYLE
 from tuiperf.analysis.intervals import Union
 from tuiperf.analysis.step_budget import IDLE_PARTS, SHORT, Budget
-from tuiperf.model.lanes import Lane
+from tuiperf.model.timeline.lanes import Lane
 from tuiperf.tui.widgets.lane_render import EMPTY
 
 #: style ids of the causes (lane_render's own ids are below 10)

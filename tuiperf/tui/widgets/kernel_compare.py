@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import KernelMetrics, Metric, Section
+from tuiperf.model.ncu.metrics import KernelMetrics, Metric, Section
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from rich.segment import Segment
 from rich.style import Style
 
 from tuiperf.model.fmt import clean
-from tuiperf.model.lanes import Lane, display_name
-from tuiperf.model.timeline import Viewport
+from tuiperf.model.timeline.lanes import Lane, display_name
+from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.tui.glyphs import Glyphs
 
 _UNDERLINE = Style(underline=True)

@@ -22,9 +22,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from tuiperf.model import ncu_verdict as V
 from tuiperf.model.fmt import clean
-from tuiperf.model.metrics import (
+from tuiperf.model.ncu import verdict as V
+from tuiperf.model.ncu.metrics import (
     KernelMetrics,
     Metric,
     RuleResult,

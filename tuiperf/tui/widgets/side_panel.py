@@ -20,7 +20,7 @@ from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.widgets.advice import AdvicePanel
 
 if TYPE_CHECKING:  # the details are built (model.attribution) on the first selection
-    from tuiperf.model.attribution import EventDetails
+    from tuiperf.model.timeline.attribution import EventDetails
 
 
 class SidePanel(VerticalScroll, can_focus=True):

@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tuiperf.model.events_state import clamp
+from tuiperf.model.timeline.events_state import clamp
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.widgets.table_rows import Col, Rows, fit_cell, layout
 

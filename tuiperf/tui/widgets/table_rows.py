@@ -15,8 +15,8 @@ from textual.cache import LRUCache
 
 from tuiperf.model import columns as cols
 from tuiperf.model import fmt
-from tuiperf.model.ncu_names import base_name
-from tuiperf.model.query import NameSummary, View
+from tuiperf.model.ncu.names import base_name
+from tuiperf.model.timeline.query import NameSummary, View
 from tuiperf.summaries.stats import StatsTable
 
 #: formatted rows kept per table

@@ -1,9 +1,9 @@
 """The zoomable timeline: a ruler and one row per lane, drawn with the line API.
 
 What it shows (viewport, rows, lane and time cursors, selection, marked range, zoom stack)
-is `tuiperf.model.timeline_state.TimelineState`, a plain object tested without Textual; the
-viewport maths is in `tuiperf.model.timeline` and the per-lane indexes in
-`tuiperf.model.lanes`. This widget draws that state and dispatches keys and mouse to it.
+is `tuiperf.model.timeline.state.TimelineState`, a plain object tested without Textual; the
+viewport maths is in `tuiperf.model.timeline.viewport` and the per-lane indexes in
+`tuiperf.model.timeline.lanes`. This widget draws that state and dispatches keys and mouse to it.
 Every frame costs O(columns · log events) per visible lane.
 """
 
@@ -22,10 +22,10 @@ from textual.widget import Widget
 
 from tuiperf.model import fmt
 from tuiperf.model.fmt import clean
-from tuiperf.model.lanes import LaneSet
-from tuiperf.model.same_name import next_same_name
-from tuiperf.model.timeline import Viewport, ZoomStack, scale_label, ticks
-from tuiperf.model.timeline_state import Row, Selection, TimelineState
+from tuiperf.model.timeline.lanes import LaneSet
+from tuiperf.model.timeline.same_name import next_same_name
+from tuiperf.model.timeline.state import Row, Selection, TimelineState
+from tuiperf.model.timeline.viewport import Viewport, ZoomStack, scale_label, ticks
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import UNICODE, Glyphs, asciify
@@ -85,7 +85,7 @@ class Timeline(Widget, can_focus=True):
         super().__init__(**kwargs)
         self.g = glyphs
         self.state = TimelineState()
-        #: launches with an Nsight Compute result (`tuiperf.model.ncu_link.LaneMarks`), or None
+        #: launches with an Nsight Compute result (`tuiperf.model.ncu.link.LaneMarks`), or None
         self.ncu_marks: Any = None
         #: rows the events table shows (`tuiperf.tui.matches.Matches`), highlighted; or None
         self.matches: Any = None

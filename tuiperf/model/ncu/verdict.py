@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuiperf.model.metrics import KernelMetrics
+from tuiperf.model.ncu.metrics import KernelMetrics
 
 #: SOLBottleneck's thresholds, in % of peak (balanced_threshold, latency_bound_threshold,
 #: no_bound_threshold) and waves per SM (waves_threshold), as its rule file states them

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model.ncu_names import normalize
+from tuiperf.model.ncu.names import normalize
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 _NVTX = pa.list_(pa.struct([("domain", pa.string()), ("name", pa.string())]))

@@ -1,6 +1,6 @@
 """What the timeline shows and where its cursors are, kept apart from the terminal.
 
-The viewport (window, zoom, pan) is `tuiperf.model.timeline.Viewport`; this adds what the
+The viewport (window, zoom, pan) is `tuiperf.model.timeline.viewport.Viewport`; this adds what the
 widget used to keep beside it: the rows (group headers and lanes, groups folded or not), the
 lane cursor and the first row on screen, the time cursor, the selected event and its
 partner, the marked range, and the zoom stack. The widget
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.model.lanes import LaneSet
-from tuiperf.model.timeline import PAGE_FRACTION, STEP_FRACTION, Viewport, ZoomStack
+from tuiperf.model.timeline.lanes import LaneSet
+from tuiperf.model.timeline.viewport import PAGE_FRACTION, STEP_FRACTION, Viewport, ZoomStack
 from tuiperf.model.trace import Trace
 
 

@@ -570,7 +570,7 @@ class Events:
         if hit is None:
             table = self.trace.table(kind)
             if kind == "graphs":  # with the API call that launched each execution
-                from tuiperf.model.graph_launch import with_launch
+                from tuiperf.model.timeline.graph_launch import with_launch
 
                 table = with_launch(self.trace, table)
             hit = EventTable(kind, table)

@@ -24,9 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model import lane_cache
 from tuiperf.model.arrays import filled
-from tuiperf.model.lane_intervals import Intervals
+from tuiperf.model.timeline import lane_cache
+from tuiperf.model.timeline.lane_intervals import Intervals
 from tuiperf.model.trace import Trace
 
 Progress = Callable[[str, float], None]

@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model import callsites, fmt
-from tuiperf.model.lanes import display_name
+from tuiperf.model import fmt
+from tuiperf.model.timeline import callsites
+from tuiperf.model.timeline.lanes import display_name
 from tuiperf.model.trace import Trace
 
 GPU_TABLES = ("kernels", "memcpy", "memset", "graphs")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tuiperf.model.metrics import Kernel, KernelMetrics, Metric
+from tuiperf.model.ncu.metrics import Kernel, KernelMetrics, Metric
 
 #: how two kernels were matched
 BY_NAME, BY_BASE_NAME, BY_ORDER = "same name", "same function name", "launch order"

@@ -30,7 +30,7 @@ FRAMEWORKS = frozenset(
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 #: an interpreter's own library folder (`/usr/lib/python3.12/…`, `…/lib64/python3.11/…`)
 _STDLIB_DIR = re.compile(r"/lib(64)?/python\d+(\.\d+)?t?/")
-_OWN_DIR = str(Path(__file__).resolve().parents[1]) + "/"
+_OWN_DIR = str(Path(__file__).resolve().parents[2]) + "/"
 
 #: value of a frame or row that has no user frame
 NONE = -1

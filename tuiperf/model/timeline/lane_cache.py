@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import arrays
-from tuiperf.model.lane_intervals import Intervals
+from tuiperf.model.timeline.lane_intervals import Intervals
 from tuiperf.model.trace import Trace
 
 #: bump when the layout of the stored index changes

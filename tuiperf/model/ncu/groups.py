@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import arrays as A
-from tuiperf.model.metrics import KernelMetrics
-from tuiperf.model.ncu_names import normalize, short_name
+from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.model.ncu.names import normalize, short_name
 from tuiperf.model.trace import Trace
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuiperf.model import fmt
-from tuiperf.model.metrics import KernelMetrics
-from tuiperf.model.ncu_link import LEVEL_SHORT, LEVEL_TEXT, NcuLink
+from tuiperf.model.ncu.link import LEVEL_SHORT, LEVEL_TEXT, NcuLink
+from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
 
@@ -73,7 +73,7 @@ class LinkFacts:
 
 
 def link_facts(trace: Trace, km: KernelMetrics, link: NcuLink | None = None) -> LinkFacts:
-    from tuiperf.model.ncu_link import build_link
+    from tuiperf.model.ncu.link import build_link
 
     link = link or build_link(trace, km)
     starts = trace.table("kernels", ["start"])["start"]

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tuiperf.model import columns as cols
-from tuiperf.model.query import NameSummary, Query, View, parse_duration
+from tuiperf.model.timeline.query import NameSummary, Query, View, parse_duration
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from tuiperf.model.query import Events
+    from tuiperf.model.timeline.query import Events
 
 #: columns of these formats sort largest first the first time they are picked
 NUMERIC_DESC = frozenset({"duration", "bytes", "smem", "pct", "count"})

@@ -33,9 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model import arrays as A
-from tuiperf.model.metrics import KernelMetrics
-from tuiperf.model.ncu_groups import KernelGroup, groups, has_mangled
-from tuiperf.model.ncu_names import normalize
+from tuiperf.model.ncu.groups import KernelGroup, groups, has_mangled
+from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.model.ncu.names import normalize
 from tuiperf.model.trace import Trace
 
 #: how closely a launch was matched (higher is closer)
