@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from tuiperf import schema
+from tuiperf import schema, settings
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
 from tuiperf.analysis.engine import analyze as run_rules
@@ -76,7 +76,7 @@ def open(
     """
     opts = OpenOptions(
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
-        use_cache=use_cache and not os.environ.get("TUIPERF_NO_CACHE"),
+        use_cache=use_cache and not settings.no_cache(),
         progress=progress,
     )
     first = Path(path)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tuiperf import settings
+
 if TYPE_CHECKING:
     from tuiperf.commands.base import Command
 
 import argparse
 import contextlib
 import importlib
-import os
 import shutil
 import sys
 import traceback
@@ -99,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Process-wide settings live here, at the entry point, never in library code; a
     # user's own value wins. tuiperf does no linear algebra: no OpenBLAS worker threads
     # spinning idle (read when numpy is first imported, after this)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    settings.limit_blas_threads()
     args_list = list(sys.argv[1:] if argv is None else argv)
     args_list = _split_default(args_list)
     debug = "--debug" in args_list

@@ -42,10 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-#: what `tuiperf profile` tells the program it runs (see the module's docstring)
-ENV_MODE = "TUIPERF_PROFILE"
-ENV_STEPS = "TUIPERF_PROFILE_STEPS"
-ENV_OUT = "TUIPERF_PROFILE_OUT"
+from tuiperf import settings
 
 
 def _torch() -> Any:
@@ -234,11 +231,12 @@ def profile_steps(path: str | os.PathLike[str], steps: int = 5, *, wait: int = 1
     stack and input shapes. Other keyword arguments go to `torch.profiler.profile`.
     Under `tuiperf profile`, its variables override `steps` and `path` (module docstring).
     """
-    mode = os.environ.get(ENV_MODE, "")
-    if os.environ.get(ENV_STEPS, "").isdigit():
-        steps = int(os.environ[ENV_STEPS])
-    if mode == "torch" and os.environ.get(ENV_OUT):
-        path = os.environ[ENV_OUT]
+    mode = settings.profile_mode()
+    env_steps, env_out = settings.profile_steps(), settings.profile_out()
+    if env_steps is not None:
+        steps = env_steps
+    if mode == "torch" and env_out:
+        path = env_out
     prof = StepProfiler(Path(path), steps, wait, warmup, nvtx, record_shapes=record_shapes,
                         profile_memory=profile_memory, with_stack=with_stack,
                         **profiler_args)  # fmt: skip
@@ -268,7 +266,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m tuiperf.torch SCRIPT [ARGS...] | -m MODULE [ARGS...]",
               file=sys.stderr)  # fmt: skip
         return 2
-    out = Path(os.environ.get(ENV_OUT) or "tuiperf_trace.pt.trace.json.gz")
+    out = Path(settings.profile_out() or "tuiperf_trace.pt.trace.json.gz")
     try:
         torch = _torch()
     except ImportError:

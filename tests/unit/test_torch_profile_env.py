@@ -15,6 +15,7 @@ from tests.support import needs
 torch = needs.module("torch")
 
 import tuiperf.torch as tt  # noqa: E402
+from tuiperf import settings  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Profiler won't be using warmup")
 
@@ -44,9 +45,9 @@ def test_tuiperf_profile_variables_move_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "elsewhere.json"
-    monkeypatch.setenv(tt.ENV_MODE, "torch")
-    monkeypatch.setenv(tt.ENV_OUT, str(out))
-    monkeypatch.setenv(tt.ENV_STEPS, "2")
+    monkeypatch.setenv(settings.PROFILE_MODE, "torch")
+    monkeypatch.setenv(settings.PROFILE_OUT, str(out))
+    monkeypatch.setenv(settings.PROFILE_STEPS, "2")
     prof = tt.profile_steps(tmp_path / "own.json", steps=7, wait=0, warmup=0)
     assert (prof.steps, prof.path) == (2, out)
     run_loop(prof)
@@ -79,7 +80,7 @@ def cuda_log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_nsys_mode_is_a_capture_range_over_the_recorded_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cuda_log: list[str], wait: int, warmup: int
 ) -> None:
-    monkeypatch.setenv(tt.ENV_MODE, "nsys")
+    monkeypatch.setenv(settings.PROFILE_MODE, "nsys")
     prof = tt.profile_steps(tmp_path / "t.json", steps=3, wait=wait, warmup=warmup, nvtx=False)
     run_loop(prof, seen=cuda_log)
     skipped = ["step"] * (wait + warmup)
@@ -90,7 +91,7 @@ def test_nsys_mode_is_a_capture_range_over_the_recorded_steps(
 def test_nsys_mode_ending_early_stops_the_range(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cuda_log: list[str]
 ) -> None:
-    monkeypatch.setenv(tt.ENV_MODE, "nsys")
+    monkeypatch.setenv(settings.PROFILE_MODE, "nsys")
     with tt.profile_steps(tmp_path / "t.json", steps=5, wait=0, warmup=1, nvtx=False) as prof:
         for _ in range(3):
             prof.step()
@@ -99,7 +100,7 @@ def test_nsys_mode_ending_early_stops_the_range(
 
 def test_nsys_mode_without_cuda_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    monkeypatch.setenv(tt.ENV_MODE, "nsys")
+    monkeypatch.setenv(settings.PROFILE_MODE, "nsys")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     prof: Any = tt.profile_steps(tmp_path / "t.json", steps=1, wait=0, warmup=0)
     run_loop(prof)

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
+from tuiperf import settings
 from tuiperf.analysis.ranks import Failed, Job, RankResult, summarize
 from tuiperf.errors import MissingToolError
 
@@ -54,7 +55,7 @@ def run_dask(jobs: Sequence[Job], address: str) -> list[Result]:
 def scheduler_from_env() -> str | None:
     """The scheduler Dask's own configuration names (DASK_SCHEDULER_ADDRESS, or
     `scheduler-address` in its config files), when Dask is installed."""
-    env = os.environ.get("DASK_SCHEDULER_ADDRESS")
+    env = settings.dask_scheduler()
     if env:
         return env
     try:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tuiperf import settings
 
 if TYPE_CHECKING:
     from tuiperf.load.open import OpenOptions
@@ -50,7 +51,7 @@ def progress_printer(args: argparse.Namespace) -> Callable[[Progress], None] | N
 
 
 def _use_cache(args: argparse.Namespace) -> bool:
-    return not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE")
+    return not args.no_cache and not settings.no_cache()
 
 
 def export_ahead(args: argparse.Namespace, path: Path | None) -> None:

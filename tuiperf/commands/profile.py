@@ -14,12 +14,12 @@ the steps it records are captured (N of them with --steps; nsys through
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from tuiperf import settings
 from tuiperf.commands.base import Command, add_cache_args
 from tuiperf.commands.profile_nsys import WHERE, find_nsys
 from tuiperf.commands.profile_target import (
@@ -98,11 +98,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _child_env(steps: int | None) -> dict[str, str]:
     """The program's environment, with --steps passed on to tuiperf.torch.profile_steps."""
-    env = dict(os.environ)
-    for var in ("TUIPERF_PROFILE", "TUIPERF_PROFILE_STEPS", "TUIPERF_PROFILE_OUT"):
+    env = settings.child_environment()
+    for var in (settings.PROFILE_MODE, settings.PROFILE_STEPS, settings.PROFILE_OUT):
         env.pop(var, None)
     if steps is not None:
-        env["TUIPERF_PROFILE_STEPS"] = str(steps)
+        env[settings.PROFILE_STEPS] = str(steps)
     return env
 
 
@@ -117,7 +117,7 @@ def _with_nsys(nsys: str, target: Target, base: Path, steps: bool,
     if steps:
         what += ", only the steps of tuiperf.torch.profile_steps (cudaProfilerApi range)"
     say(f"profiling with Nsight Systems ({info.version}, {nsys}): {what}")
-    env["TUIPERF_PROFILE"] = "nsys"
+    env[settings.PROFILE_MODE] = "nsys"
     status = _launch(pn.profile_argv(info, base, steps, target.argv), env)
     names = (base.name + ".nsys-rep", base.name + ".qdrep")  # .qdrep: nsys before 2021.4
     report = next((p for p in map(base.with_name, names) if p.is_file()), None)
@@ -135,8 +135,8 @@ def _with_nsys(nsys: str, target: Target, base: Path, steps: bool,
 def _with_torch(target: Target, base: Path, steps: bool, env: dict[str, str],
                 why: str) -> tuple[Path | None, int]:  # fmt: skip
     report = base.with_name(base.name + ".pt.trace.json.gz")
-    env["TUIPERF_PROFILE"] = "torch"
-    env["TUIPERF_PROFILE_OUT"] = str(report)
+    env[settings.PROFILE_MODE] = "torch"
+    env[settings.PROFILE_OUT] = str(report)
     argv = target.argv if steps else target.torch_argv()  # not Python: one line, nothing ran
     how = "the steps of tuiperf.torch.profile_steps" if steps else "the whole run"
     say(f"profiling with torch.profiler (Python stacks and input shapes, {how}){why}")

@@ -18,6 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tuiperf import settings
+
 #: where Nsight Systems installs (newest version first within each pattern)
 USUAL_PLACES = (
     "/opt/nvidia/nsight-systems*/bin/nsys",
@@ -36,8 +38,7 @@ def _runnable(path: str) -> bool:
 def find_nsys() -> str | None:
     """$TUIPERF_NSYS (set but not runnable: no nsys, on purpose), $NSYS, PATH, then the
     usual install folders."""
-    for var in ("TUIPERF_NSYS", "NSYS"):
-        val = os.environ.get(var)
+    for var, val in settings.nsys_variables():
         if val:
             found = val if _runnable(val) else shutil.which(val)
             if found or var == "TUIPERF_NSYS":

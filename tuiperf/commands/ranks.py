@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tuiperf import settings
 from tuiperf.commands.base import (
     Command,
     add_cache_args,
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if args.tui and not has_terminal():
         raise UsageError("--tui: the viewer needs a terminal; without one, use --merge DIR")
     paths = expand(args.inputs)
-    use_cache = not args.no_cache and not os.environ.get("TUIPERF_NO_CACHE")
+    use_cache = not args.no_cache and not settings.no_cache()
     cache = str(args.cache_dir) if args.cache_dir else None
     jobs = [Job(str(p), cache, use_cache) for p in paths]
     address = args.scheduler or scheduler_from_env()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tuiperf import settings
 from tuiperf.commands.base import (
     Command,
     add_cache_args,
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _stored(args: argparse.Namespace, path: Path, name: str) -> StoredReport | None:
     """The report as an earlier run computed it, from the cache entry (no table loaded)."""
-    if args.no_cache or os.environ.get("TUIPERF_NO_CACHE"):
+    if args.no_cache or settings.no_cache():
         return None
     from tuiperf.summaries.stored import entry_of, read, table_rows
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import locale
-import os
 import sys
 from dataclasses import dataclass
+
+from tuiperf import settings
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def wants_ascii(forced: bool = False, env: dict[str, str] | None = None) -> bool
     dumb …), under a locale that is not UTF-8 (LANG=C: Python's UTF-8 coercion hides it from
     the output encoding), or when the output encoding is not UTF-8. TUIPERF_ASCII=0 forces
     Unicode."""
-    env = dict(os.environ) if env is None else env
+    env = settings.terminal() if env is None else env
     choice = env.get("TUIPERF_ASCII", "")
     if forced or choice not in ("", "0"):
         return True

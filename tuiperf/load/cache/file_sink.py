@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tuiperf import settings
+
 #: staging buffer: the unit of direct writes and of holes (a multiple of any block size)
 _CHUNK = 1 << 20
 #: direct writes end on a multiple of this (the largest logical block size in use)
@@ -148,7 +150,7 @@ def _give_back(stage: mmap.mmap) -> None:
 def _direct_io_ok(path: Path) -> bool:
     """Direct I/O was asked for (TUIPERF_DIRECT_IO=1), O_DIRECT exists here and the folder
     of `path` is not on a network file system."""
-    if not hasattr(os, "O_DIRECT") or os.environ.get("TUIPERF_DIRECT_IO", "") in ("", "0"):
+    if not hasattr(os, "O_DIRECT") or not settings.direct_io():
         return False
     fstype = _fs_type(path.parent)
     return fstype is not None and fstype not in _NETWORK_FS and not fstype.startswith("fuse")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tuiperf import settings
 
 #: bump whenever a canonical schema (tuiperf/schema.py) changes: old entries are then rebuilt
 SCHEMA_VERSION = 8
@@ -22,12 +23,10 @@ MANIFEST = "manifest.json"
 
 
 def default_root() -> Path:
-    env = os.environ.get("TUIPERF_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "tuiperf"
+    env = settings.cache_dir()
+    if env is not None:
+        return env
+    return (settings.xdg_cache_home() or Path.home() / ".cache") / "tuiperf"
 
 
 def identity(path: Path) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tuiperf import settings
 from tuiperf.errors import BadReportError, MissingToolError
 from tuiperf.load.ncu import layout as ncu_layout
 from tuiperf.load.ncu.api import NcuAction, NcuContext, NcuMetric, NcuSection
@@ -47,7 +48,7 @@ _SEVERITY = {0: "default", 1: "low", 2: "high"}
 
 def _install_dirs() -> list[str]:
     found = []
-    env = os.environ.get("NCU_PYTHON_PATH")
+    env = settings.ncu_python_path()
     if env:
         found.append(env)
     for pattern in _INSTALL_GLOBS:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from tuiperf import settings
 from tuiperf.errors import BadReportError, MissingToolError, TuiperfError
 from tuiperf.load import detect as det
 from tuiperf.load.cache.key import MANIFEST, CacheKey, default_root
@@ -22,7 +23,7 @@ from tuiperf.load.progress import OnProgress, Progress
 
 
 def find_nsys() -> str | None:
-    env = os.environ.get("TUIPERF_NSYS")
+    env = settings.nsys_path()
     if env:
         return env if (os.path.isfile(env) and os.access(env, os.X_OK)) else shutil.which(env)
     return shutil.which("nsys")

@@ -9,7 +9,6 @@ go through SQLite (Python's sqlite3).
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sqlite3
 import threading
@@ -21,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from tuiperf import settings
 from tuiperf.errors import BadReportError
 from tuiperf.load.nsys import sqlite_pages
 
@@ -211,7 +211,7 @@ class SqliteSource:
     def _page_batches(
         self, table: str, columns: list[str], rows: int
     ) -> Iterator[tuple[np.ndarray, pa.Table] | sqlite_pages.Skipped | _Damage]:
-        if os.environ.get("TUIPERF_NO_PAGE_READER") or not columns:
+        if settings.no_page_reader() or not columns:
             return
         if self._wal_mode and _has_wal(self.path):
             return  # rows may be in the write-ahead log: SQLite decides what it reads
