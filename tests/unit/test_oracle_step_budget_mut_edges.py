@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unit.test_oracle_step_budget_mut import US, Call, Op, budget_of, build
+from tests.support.step_loop import US, Call, Op, budget_of, build
 from tuiperf.analysis.context import Ctx
 from tuiperf.analysis.step_budget import (
     Budget,
