@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     MISSING_TOOL = 3
     SLOWER = 4  # `diff --fail-if-slower`: the after report's step got slower
+    FINDINGS = 5  # `analyze --fail-on`: a finding of that severity or worse exists
     INTERNAL = 70  # a bug in tuiperf (EX_SOFTWARE of sysexits.h)
     INTERRUPTED = 130
 

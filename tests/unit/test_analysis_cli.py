@@ -86,11 +86,12 @@ def test_fail_on_is_a_ci_gate() -> None:
     report = str(unxz(ROOT / "tests/data/budget/gpu_bound.sqlite.xz"))
     worst = {f["severity"] for f in json.loads(run(report, "-f", "json").stdout)["findings"]}
     assert worst == {"info", "warning"}
-    assert run(report, "--fail-on", "warning", "-f", "json").returncode == 1
+    # 5, not 1: a CI gate must tell findings from a broken report (exit 1)
+    assert run(report, "--fail-on", "warning", "-f", "json").returncode == 5
     assert run(report, "--fail-on", "error", "-f", "json").returncode == 0
     assert run(report, "-f", "json").returncode == 0
     # cnn_osrt's worst is an error (CPU-bound, 37% of its step, the largest part)
-    assert run(str(sqlite_path("cnn_osrt")), "--fail-on", "error", "-f", "json").returncode == 1
+    assert run(str(sqlite_path("cnn_osrt")), "--fail-on", "error", "-f", "json").returncode == 5
 
 
 def test_text_and_markdown(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from tuiperf.commands.base import (
     export_ahead,
     open_options,
 )
-from tuiperf.errors import UsageError
+from tuiperf.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from tuiperf.analysis.engine import AnalyzeOptions
@@ -49,8 +49,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         "--fail-on",
         choices=("info", "warning", "error"),
         metavar="SEVERITY",
-        help="exit 1 when a finding of this severity or worse exists "
-        "(info, warning, error): a CI gate",
+        help="exit 5 when a finding of this severity or worse exists "
+        "(info, warning, error): a CI gate (1 stays a broken report)",
     )
     p.add_argument(
         "--rows",
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_on:
         worst = result.worst()
         if worst is not None and worst >= Severity.parse(args.fail_on):
-            return 1
+            return int(ExitCode.FINDINGS)
     return 0
 
 
@@ -170,7 +170,9 @@ COMMAND = Command(
     "examples:\n"
     "  tuiperf analyze run.sqlite\n"
     "  tuiperf analyze run.nsys-rep kernels.ncu-rep --format markdown -o findings.md\n"
-    "  tuiperf analyze trace.json.gz --format json --fail-on warning",
+    "  tuiperf analyze trace.json.gz --format json --fail-on warning\n\n"
+    "Exit codes: 0, or 5 with --fail-on SEVERITY when a finding that severe or worse exists;\n"
+    "1 a bad report, 2 usage.",
     prepare=prepare,
     run=run,
 )
