@@ -241,16 +241,12 @@ def test_no_help_row_names_a_key_of_another_entry() -> None:
             assert not (set(k.help_key_text.split()) & others) - mine, (k.id, k.help_key_text)
 
 
-# -- 7 and 8. what `e` writes: the visible columns, with the user's umask ---------------------
+# -- 7 and 8. what `e` writes: the table's full schema at any width, with the user's umask ------
 
 
-@sync
-async def test_export_writes_the_visible_columns_with_the_umask_mode(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_027: None
-) -> None:
-    monkeypatch.chdir(tmp_path)
+async def _export_at(tmp_path: Path, size: tuple[int, int]) -> tuple[list[list[str]], int]:
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=size) as pilot:
         t = await ready(pilot)
         await pilot.press("2", "greater_than_sign")  # sort by the next column (duration)
         await settle(pilot)
@@ -259,17 +255,31 @@ async def test_export_writes_the_visible_columns_with_the_umask_mode(
         await pilot.press("enter")
         await settle(pilot)
         out = t.default_export_path()
-        shown = t.body.columns()
+        shown = len(t.body.columns())
         rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
+        mode = stat.S_IMODE(out.stat().st_mode)
+        out.unlink()
+    assert mode == 0o640
+    return rows, shown
+
+
+@sync
+async def test_export_writes_the_full_schema_at_any_width_with_the_umask_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_027: None
+) -> None:
+    """Issue 35 item 1: at 80x24 the table shows fewer columns than at 160x48; the file is
+    the same: every column `tuiperf export --table kernels` writes, the view's order."""
+    monkeypatch.chdir(tmp_path)
+    narrow, shown_narrow = await _export_at(tmp_path, (80, 24))
+    wide, shown_wide = await _export_at(tmp_path, (160, 48))
     from tuiperf.model import columns as C
 
-    specs = [C.find("kernels", c.key) for c in shown]
-    assert rows[0] == C.export_names([s for s in specs if s is not None])
-    assert "end_ns" not in rows[0] and "correlation_id" not in rows[0]
-    assert "duration_ns" in rows[0]
-    durations = [int(r[rows[0].index("duration_ns")]) for r in rows[1:]]
+    assert shown_narrow < shown_wide  # the screens differ …
+    assert narrow == wide  # … the exports do not
+    assert narrow[0] == C.export_names(C.columns("kernels"))
+    assert "end_ns" in narrow[0] and "correlation_id" in narrow[0]
+    durations = [int(r[narrow[0].index("duration_ns")]) for r in narrow[1:]]
     assert durations == sorted(durations, reverse=True)
-    assert stat.S_IMODE(out.stat().st_mode) == 0o640
 
 
 # -- 9. --ascii scrollbars ----------------------------------------------------------------------

@@ -538,13 +538,20 @@ class EventsTable(Vertical):
         self._write(path, False)
 
     def export_table(self) -> pa.Table:
-        """What `e` writes: the shown rows and exactly the shown columns, in their order on
-        screen, with raw values (`duration_ns`, `bytes`)."""
+        """What `e` writes: the shown rows (filter, sort) with the table's full schema, the
+        columns `tuiperf export` writes whatever the window's width shows, raw values
+        (`duration_ns`, `bytes`), and `ncu` when kernels have Nsight Compute results."""
         rows = self.body.rows
         if isinstance(rows, StatsRows):
             return rows.table.data.take(rows.order)
         mask = rows.ncu_mask if isinstance(rows, EventRows) else None
-        return self.state.export_table([c.key for c in self.body.columns()], mask)
+        return self.state.export_table(self._export_keys(), mask)
+
+    def _export_keys(self) -> list[str]:
+        s = self.state
+        if s.summary_mode and s.summary is not None:
+            return [c.key for c in cols.summary_columns(s.kind)]
+        return ["ncu", *(c.key for c in cols.columns(s.kind))]
 
     def _write(self, path: Path, overwrite: bool) -> None:
         self._export_worker(path, self.export_table(), overwrite)
