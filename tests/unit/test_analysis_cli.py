@@ -23,7 +23,7 @@ from tuiperf.analysis.findings import (
     Scope,
     Severity,
 )
-from tuiperf.analysis.render import print_text, write_markdown
+from tuiperf.report.findings import print_text, write_markdown
 
 KEYS = {
     "rule",
@@ -161,7 +161,7 @@ def test_names_are_never_markup_or_escapes() -> None:
 def test_analysis_does_not_import_textual() -> None:
     code = (
         "import sys, tuiperf.analysis.engine, tuiperf.analysis.ncu_rules, "
-        "tuiperf.analysis.render, tuiperf.commands.analyze; "
+        "tuiperf.report.findings, tuiperf.commands.analyze; "
         "assert 'textual' not in sys.modules"
     )
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0

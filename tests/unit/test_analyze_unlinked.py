@@ -10,10 +10,10 @@ from tests.support import needs
 from tests.support.data import unxz
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import SOURCE_NCU
-from tuiperf.analysis.render import print_text
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.report.findings import print_text
 
 needs.module("ncu_report")
 
@@ -74,7 +74,7 @@ def test_evidence_numbers_are_never_cut(nsys_dir: Path) -> None:
     from rich.console import Console
 
     from tuiperf.analysis.findings import Evidence, Finding, Fix, Scope, Severity
-    from tuiperf.analysis.render import _evidence_table
+    from tuiperf.report.findings import _evidence_table
 
     ev = Evidence.build(
         "kernels", np.array([1, 2]), np.array([155_370_123_456, 1_234_567_890_123]),

@@ -27,10 +27,10 @@ from tuiperf.analysis.diff import (
     measure,
     to_json,
 )
-from tuiperf.analysis.diff_render import CSV_HEADER, csv_rows, print_text, verdict_line
 from tuiperf.errors import ExitCode
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
+from tuiperf.report.diff import CSV_HEADER, csv_rows, print_text, verdict_line
 
 BUDGET = Path(__file__).resolve().parent.parent / "data" / "budget"
 KINETO = BUDGET.parent / "kineto"

@@ -1,4 +1,4 @@
-"""The diff view's state (`tuiperf.analysis.diff_view`), without a terminal: real pairs
+"""The diff view's state (`tuiperf.tui.viewstate.diff`), without a terminal: real pairs
 of tests/data/budget."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 
 from tests.support.data import unxz
 from tuiperf.analysis.diff import FASTER, UNKNOWN
-from tuiperf.analysis.diff_view import SECTIONS, DiffView, by_change, lanes_to_show
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.timeline.lanes import LaneSet, build_lanes
 from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.model.trace import Trace
+from tuiperf.tui.viewstate.diff import SECTIONS, DiffView, by_change, lanes_to_show
 
 BUDGET = Path(__file__).resolve().parent.parent / "data" / "budget"
 

@@ -1,4 +1,5 @@
-"""The headless core never imports Textual (harlequin's import-hygiene test)."""
+"""The headless core never imports Textual (harlequin's import-hygiene test), nor does the
+viewer's headless state (tuiperf.tui.viewstate)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from tuiperf.cli import build_parser, main
 HEADLESS = sorted(
     m.name
     for m in pkgutil.walk_packages(tuiperf.__path__, "tuiperf.")
-    if not m.name.startswith("tuiperf.tui") and m.name not in ("tuiperf.torch", "tuiperf.__main__")
+    if (not m.name.startswith("tuiperf.tui") or m.name.startswith("tuiperf.tui.viewstate"))
+    and m.name not in ("tuiperf.torch", "tuiperf.__main__")
 )
 
 

@@ -9,12 +9,12 @@ import pytest
 
 from tests.support import needs
 from tests.support.ncu_depth import DTYPES, raw_close, raw_value, report
-from tuiperf.analysis.memory_chart import chart_lines, memory_chart
-from tuiperf.analysis.roofline_plot import si
 from tuiperf.cli import main
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.report.memory import chart_lines, memory_chart
+from tuiperf.report.roofline import si
 
 needs.module("ncu_report")
 

@@ -12,11 +12,11 @@ import pytest
 from tests.support import needs
 from tests.support.ncu_depth import DTYPES, raw_value, report, text, text_rules
 from tuiperf.analysis.roofline import kernel_roofline, rooflines
-from tuiperf.analysis.roofline_plot import MARKS, plot
 from tuiperf.cli import main
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.report.roofline import MARKS, plot
 
 needs.module("ncu_report")
 

@@ -9,9 +9,9 @@ import pytest
 
 from tests.support import needs
 from tests.support.ncu_depth import DTYPES, report, source_lines, source_sass
-from tuiperf.analysis.source_text import hot_spot_lines
 from tuiperf.cli import main
 from tuiperf.load.ncu.source import SourceHotSpots, read_hot_spots
+from tuiperf.report.source import hot_spot_lines
 
 needs.module("ncu_report")
 

@@ -123,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     export_ahead(args, args.report_path)  # while the analysis is imported
     from tuiperf.analysis.engine import analyze
     from tuiperf.analysis.findings import Severity
-    from tuiperf.analysis.render import json_result, print_text, write_markdown
     from tuiperf.export import open_output, write_json
+    from tuiperf.report.findings import json_result, print_text, write_markdown
 
     options = _options(args)
     trace, ncu = _inputs(args)

@@ -40,10 +40,10 @@ def prepare(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tuiperf.analysis.diff import diff_traces, to_json
-    from tuiperf.analysis.diff_render import CSV_HEADER, csv_rows, print_text
     from tuiperf.export import open_output, write_csv, write_json
     from tuiperf.load import detect as det
     from tuiperf.load.open import open_trace
+    from tuiperf.report.diff import CSV_HEADER, csv_rows, print_text
 
     if args.fail_if_slower is not None and args.fail_if_slower < 0:
         raise UsageError("--fail-if-slower must be 0 or more")

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_json(sys.stdout, info)
         return 0
-    from tuiperf.report import make_console, print_info
+    from tuiperf.report.tables import make_console, print_info
 
     print_info(make_console(sys.stdout), info)
     return 0
@@ -80,7 +80,7 @@ def _run_pair(args: argparse.Namespace) -> int:
         return 0
     from rich.text import Text
 
-    from tuiperf.report import make_console, print_info, print_link
+    from tuiperf.report.tables import make_console, print_info, print_link
 
     console = make_console(sys.stdout)
     print_info(console, info["timeline"])

@@ -196,17 +196,17 @@ def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path
     blocks: list[list[str]] = []
     if args.roofline:
         from tuiperf.analysis.roofline import rooflines
-        from tuiperf.analysis.roofline_plot import plot
+        from tuiperf.report.roofline import plot
 
         names = {k: km.kernel(k).name or km.kernel(k).display_name for k in ids}
         blocks.append(plot(rooflines(km, ids), names, width, max(args.height, 12)))
     if args.memory_chart:
-        from tuiperf.analysis.memory_chart import chart_lines
+        from tuiperf.report.memory import chart_lines
 
         blocks += [chart_lines(km, k, width) for k in ids]
     if args.source:
-        from tuiperf.analysis.source_text import source_lines_for
         from tuiperf.load.ncu.source import read_hot_spots
+        from tuiperf.report.source import source_lines_for
 
         blocks += source_lines_for(read_hot_spots(path, ids), width)
     with open_output(args.output) as out:
@@ -521,7 +521,7 @@ def print_tables(
 ) -> None:
     from rich.text import Text
 
-    from tuiperf.report import make_console, print_link
+    from tuiperf.report.tables import make_console, print_link
 
     console = make_console(out, width)
     if facts is not None:

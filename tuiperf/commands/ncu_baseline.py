@@ -164,7 +164,7 @@ def print_tables(
     from rich.text import Text
 
     from tuiperf.model import fmt
-    from tuiperf.report import make_console
+    from tuiperf.report.tables import make_console
 
     console = make_console(out, width)
     console.print(Text(f"baseline: {baseline.meta.get('source') or '?'}", style="dim"))

@@ -136,7 +136,7 @@ def _write(
             src = str(args.report_path)
             write_json(out, {"report": name, "source": src, "rows": table.head()})
         else:
-            from tuiperf.report import print_stats
+            from tuiperf.report.tables import print_stats
 
             title = f"{name} · {Path(source or '').name}"
             if name == "step_budget" and table.num_rows:

@@ -3,7 +3,7 @@
 Top: the verdict line (`tuiperf diff`'s). Then the two timelines stacked, each showing
 one steady step from its start on one shared time scale (the longer step fills the
 width, so the eye sees which is longer). Below: the by-name table, largest change first.
-What is shown is `tuiperf.analysis.diff_view.DiffView`; this module draws it and
+What is shown is `tuiperf.tui.viewstate.diff.DiffView`; this module draws it and
 dispatches keys to it (`b` swaps the baseline, `]` `[` step both reports, `t` `T` pick
 the table, `q` / `esc` leave).
 """
@@ -27,7 +27,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import WorkerFailed
 
-from tuiperf.analysis.diff_view import DiffView, lanes_to_show
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
@@ -40,6 +39,7 @@ from tuiperf.tui.app import ascii_scrollbars
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.matches import Matches
 from tuiperf.tui.screens.help import HelpScreen
+from tuiperf.tui.viewstate.diff import DiffView, lanes_to_show
 from tuiperf.tui.widgets.help import keys_table
 from tuiperf.tui.widgets.table_body import TableBody
 from tuiperf.tui.widgets.table_rows import Col

@@ -1,6 +1,6 @@
 """The ncu screen's text views of one kernel or of the listed kernels: the roofline (`R`),
 the memory chart (`M`), source hot spots (`S`). The lines come from the data layer
-(`tuiperf.analysis.roofline_plot`, …); this screen only shows them."""
+(`tuiperf.report.roofline`, …); this screen only shows them."""
 
 from __future__ import annotations
 
@@ -60,13 +60,13 @@ def view_lines(
     width, height = size
     if name == "roofline":
         from tuiperf.analysis.roofline import rooflines
-        from tuiperf.analysis.roofline_plot import plot
+        from tuiperf.report.roofline import plot
 
         order = [kid] + [k for k in ids if k != kid]
         names = {k: km.kernel(k).name or km.kernel(k).display_name for k in order}
         return plot(rooflines(km, order), names, width, height, ascii_only)
     if name == "memory":
-        from tuiperf.analysis.memory_chart import chart_lines
+        from tuiperf.report.memory import chart_lines
 
         return chart_lines(km, kid, width, ascii_only)
     if name == "source":
@@ -75,9 +75,9 @@ def view_lines(
 
 
 def _source(km: KernelMetrics, kid: int, path: Path | None, width: int) -> list[str]:
-    from tuiperf.analysis.source_text import hot_spot_lines
     from tuiperf.errors import TuiperfError
     from tuiperf.load.ncu.source import read_hot_spots
+    from tuiperf.report.source import hot_spot_lines
 
     if path is None or km.meta.get("format") != "ncu-rep":
         return ["Source counters are read from the .ncu-rep itself (this is a CSV export)."]

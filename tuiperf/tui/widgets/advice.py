@@ -244,7 +244,7 @@ class AdvicePanel(Vertical):
     def _card(self, hit: Hit, f: Finding, total: int) -> Group:
         from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS
         from tuiperf.analysis.index import BY_KERNEL
-        from tuiperf.analysis.render import saving_text
+        from tuiperf.report.findings import saving_text
 
         sev = f.severity
         basis = self.state.result.saving_basis if self.state.result is not None else ""

@@ -6,9 +6,9 @@ import numpy as np
 from rich.console import Group
 from rich.text import Text
 
-from tuiperf.analysis.budget_text import bar, legend
 from tuiperf.analysis.step_budget import Budget
 from tuiperf.model import fmt
+from tuiperf.report.budget import bar, legend
 
 
 def budget_bar(b: Budget, width: int, ascii_only: bool = False) -> Group:

@@ -25,13 +25,13 @@ from tuiperf.analysis.diff import (
     size_class,
     template_base,
 )
-from tuiperf.analysis.diff_render import change_text, value_text, verdict_line
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.ncu.names import normalize
 from tuiperf.model.timeline.lanes import LaneSet
 from tuiperf.model.timeline.viewport import Viewport
 from tuiperf.model.trace import Trace
+from tuiperf.report.diff import change_text, value_text, verdict_line
 
 #: (key, title) of the tables `t` / `T` cycle through; "names" merges the three by-name
 #: tables (kernels, copies, CUDA API) into one, largest change first

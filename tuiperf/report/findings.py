@@ -70,7 +70,7 @@ def print_text(
         )
     )
     if result.budget is not None:
-        from tuiperf.analysis.budget_text import renderable
+        from tuiperf.report.budget import renderable
 
         con.print()
         con.print(Padding(renderable(result.budget, 60, ascii_only), (0, 0, 0, 1)))
@@ -218,8 +218,8 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
 
 
 def _md_budget(w: Any, result: AnalysisResult) -> None:
-    from tuiperf.analysis import budget_text as bt
     from tuiperf.analysis.step_budget import LABELS, PARTS
+    from tuiperf.report import budget as bt
 
     b = result.budget
     w(f"**{_md(bt.headline(b))}**\n\n| part | total | % of steps | median/step |\n")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuiperf.analysis.roofline_plot import si
 from tuiperf.model.fmt import clean
 from tuiperf.model.ncu.metrics import KernelMetrics
+from tuiperf.report.roofline import si
 
 SECTOR = 32  # bytes per L2 sector
 
