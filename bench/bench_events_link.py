@@ -21,7 +21,7 @@ from tuiperf.model.timeline.attribution import NvtxIndex, describe
 from tuiperf.model.timeline.lanes import build_lanes
 from tuiperf.model.timeline.query import Events, Query
 from tuiperf.model.timeline.viewport import Viewport
-from tuiperf.tui.matches import Matches
+from tuiperf.tui.viewstate.matches import Matches
 from tuiperf.tui.widgets.lane_render import frame_edges
 
 REPO = Path(__file__).resolve().parents[1]

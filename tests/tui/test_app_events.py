@@ -17,7 +17,7 @@ from tuiperf.model import columns as C
 from tuiperf.model.timeline.lanes import build_lanes
 from tuiperf.model.timeline.query import Events, Query
 from tuiperf.tui.app import TuiperfApp
-from tuiperf.tui.matches import Matches
+from tuiperf.tui.viewstate.matches import Matches
 from tuiperf.tui.widgets.events_pane import EventsPane
 from tuiperf.tui.widgets.events_table import TableBody
 from tuiperf.tui.widgets.side_panel import SidePanel

@@ -11,7 +11,8 @@ import pytest
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
 from tuiperf.model import fmt
-from tuiperf.model.timeline.events_state import (
+from tuiperf.model.timeline.query import Events, Query, QueryError
+from tuiperf.tui.viewstate.events import (
     MIN_DURATION,
     EventsState,
     Keep,
@@ -20,7 +21,6 @@ from tuiperf.model.timeline.events_state import (
     compute,
     default_descending,
 )
-from tuiperf.model.timeline.query import Events, Query, QueryError
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.timeline.lanes import LaneSet, build_lanes
-from tuiperf.model.timeline.state import Row, TimelineState
 from tuiperf.model.timeline.viewport import STEP_FRACTION, ZOOM_FACTOR
 from tuiperf.model.trace import Trace
+from tuiperf.tui.viewstate.timeline import Row, TimelineState
 
 COLUMNS = 120
 PAGE = 6

@@ -10,8 +10,7 @@
       api_names.py   CUDA API names as `nsys stats` prints them
       groupstats.py  per-group duration statistics, the `nsys stats` way
       timeline/      over a Trace: lanes and their index, the viewport, queries of the events
-                     table, what an event is (attribution, call sites, graph launches) and
-                     the headless state of the timeline and the events table
+                     table, what an event is (attribution, call sites, graph launches)
       ncu/           over KernelMetrics: the tables, kernel names across tools, groups, the
                      link to an nsys trace, the baseline comparison and the SOL verdict
 

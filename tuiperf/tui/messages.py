@@ -66,7 +66,8 @@ class LoadProgress(Message):
 
 @dataclass
 class MatchesChanged(Message):
-    """The events table's rows changed: `matches` (`tuiperf.tui.matches.Matches`) are the
-    events its filter keeps, for the timeline to highlight; None when nothing is filtered."""
+    """The events table's rows changed: `matches` (`tuiperf.tui.viewstate.matches.Matches`)
+    are the events its filter keeps, for the timeline to highlight; None when nothing is
+    filtered."""
 
     matches: object | None

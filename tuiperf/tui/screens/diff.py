@@ -32,14 +32,14 @@ from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.load.progress import Progress
 from tuiperf.model import arrays as A
 from tuiperf.model.timeline.lanes import build_lanes
-from tuiperf.model.timeline.state import Row
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings, for_scope
 from tuiperf.tui.app import ascii_scrollbars
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
-from tuiperf.tui.matches import Matches
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.viewstate.diff import DiffView, lanes_to_show
+from tuiperf.tui.viewstate.matches import Matches
+from tuiperf.tui.viewstate.timeline import Row
 from tuiperf.tui.widgets.help import keys_table
 from tuiperf.tui.widgets.table_body import TableBody
 from tuiperf.tui.widgets.table_rows import Col

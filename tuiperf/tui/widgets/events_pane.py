@@ -21,8 +21,8 @@ from textual.worker import get_current_worker
 
 from tuiperf.model import columns as cols
 from tuiperf.model.trace import Trace
-from tuiperf.tui.matches import Matches
 from tuiperf.tui.messages import EventSelected, MatchesChanged
+from tuiperf.tui.viewstate.matches import Matches
 
 if TYPE_CHECKING:  # the table's code is imported when it is mounted, after the first frame
     from tuiperf.model.timeline.query import View

@@ -1,7 +1,7 @@
 """The events table: one table per kind, sortable and filterable, with per-name summaries.
 
 What it shows (per-kind queries, sorts, summary mode, window filter, the rows of the last
-result) is `tuiperf.model.timeline.events_state.EventsState`, a plain object tested without Textual.
+result) is `tuiperf.tui.viewstate.events.EventsState`, a plain object tested without Textual.
 This widget renders that state and dispatches keys and mouse to it: queries and summaries
 run in a thread worker (`tuiperf.model.timeline.query`); `TableBody` draws only the rows on screen,
 straight from the query's Arrow view, through an LRU cache of formatted rows.
@@ -26,7 +26,11 @@ from textual.worker import get_current_worker
 
 from tuiperf.model import columns as cols
 from tuiperf.model.fmt import clean
-from tuiperf.model.timeline.events_state import (
+from tuiperf.model.timeline.query import Events, NameSummary, Query, QueryError, View
+from tuiperf.model.trace import Trace
+from tuiperf.tui.actions import bindings
+from tuiperf.tui.glyphs import asciify
+from tuiperf.tui.viewstate.events import (
     MIN_DURATION,
     TEXT,
     EventsState,
@@ -36,10 +40,6 @@ from tuiperf.model.timeline.events_state import (
     compute,
     default_descending,
 )
-from tuiperf.model.timeline.query import Events, NameSummary, Query, QueryError, View
-from tuiperf.model.trace import Trace
-from tuiperf.tui.actions import bindings
-from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.widgets.prompts import ConfirmPrompt, PathPrompt
 from tuiperf.tui.widgets.state_attr import InState
 from tuiperf.tui.widgets.table_body import TableBody

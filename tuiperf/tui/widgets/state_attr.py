@@ -1,7 +1,7 @@
 """`InState`: a widget attribute kept in the widget's plain `state` object.
 
 The events table and the timeline keep what they show in Textual-free state classes
-(`tuiperf.model.timeline.events_state`, `tuiperf.model.timeline.state`); their old attributes stay
+(`tuiperf.tui.viewstate.events`, `tuiperf.tui.viewstate.timeline`); their old attributes stay
 readable (and writable) on the widget: `vp = InState[Viewport]()` is `widget.state.vp`.
 """
 

@@ -20,8 +20,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tuiperf.model.timeline.events_state import clamp
 from tuiperf.tui.actions import bindings
+from tuiperf.tui.viewstate.events import clamp
 from tuiperf.tui.widgets.table_rows import Col, Rows, fit_cell, layout
 
 

@@ -1,7 +1,7 @@
 """The zoomable timeline: a ruler and one row per lane, drawn with the line API.
 
 What it shows (viewport, rows, lane and time cursors, selection, marked range, zoom stack)
-is `tuiperf.model.timeline.state.TimelineState`, a plain object tested without Textual; the
+is `tuiperf.tui.viewstate.timeline.TimelineState`, a plain object tested without Textual; the
 viewport maths is in `tuiperf.model.timeline.viewport` and the per-lane indexes in
 `tuiperf.model.timeline.lanes`. This widget draws that state and dispatches keys and mouse to it.
 Every frame costs O(columns · log events) per visible lane.
@@ -24,12 +24,12 @@ from tuiperf.model import fmt
 from tuiperf.model.fmt import clean
 from tuiperf.model.timeline.lanes import LaneSet
 from tuiperf.model.timeline.same_name import next_same_name
-from tuiperf.model.timeline.state import Row, Selection, TimelineState
 from tuiperf.model.timeline.viewport import Viewport, ZoomStack, scale_label, ticks
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import UNICODE, Glyphs, asciify
 from tuiperf.tui.messages import EventSelected, RangeMarked, SelectionCleared, ViewportChanged
+from tuiperf.tui.viewstate.timeline import Row, Selection, TimelineState
 from tuiperf.tui.widgets.lane_render import (
     CURSOR,
     Highlight,
@@ -87,7 +87,7 @@ class Timeline(Widget, can_focus=True):
         self.state = TimelineState()
         #: launches with an Nsight Compute result (`tuiperf.model.ncu.link.LaneMarks`), or None
         self.ncu_marks: Any = None
-        #: rows the events table shows (`tuiperf.tui.matches.Matches`), highlighted; or None
+        #: rows the events table shows (`viewstate.matches.Matches`), highlighted; or None
         self.matches: Any = None
         #: GPU idle gaps coloured by cause (`gap_colours.GapColours`), or None
         self.gap_colours: Any = None
