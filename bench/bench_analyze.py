@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tuiperf.analysis import nsys_rules, torch_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import Skip
 from tuiperf.load.open import OpenOptions, open_trace

@@ -31,13 +31,13 @@ OUT = REPO / "bench" / "mutation"
 U = "tests/unit/"
 #: module (short name) -> (its file, the tests for it)
 MODULES: dict[str, tuple[str, list[str]]] = {
-    "step_budget": ("tuiperf/analysis/step_budget.py", [
+    "step_budget": ("tuiperf/analysis/budget/step_budget.py", [
         U + "test_step_budget.py", U + "test_budget_planted.py", U + "test_budget_cli.py",
         U + "test_compile_warmup.py", U + "test_cuda_graphs.py"]),
     "intervals": ("tuiperf/analysis/intervals.py", [
         U + "test_analysis_intervals.py", U + "test_oracle_intervals.py"]),
     "interval_sets": ("tuiperf/analysis/interval_sets.py", [U + "test_oracle_intervals.py"]),
-    "comm": ("tuiperf/analysis/comm.py", [U + "test_comm.py", U + "test_oracle_comm.py"]),
+    "comm": ("tuiperf/analysis/budget/comm.py", [U + "test_comm.py", U + "test_oracle_comm.py"]),
     "diff": ("tuiperf/analysis/diff.py", [U + "test_diff.py", U + "test_oracle_diff.py"]),
     "ranks_set": ("tuiperf/analysis/ranks_set.py", [U + "test_oracle_ranks_set.py"]),
     "query": ("tuiperf/model/timeline/query.py", [

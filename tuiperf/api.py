@@ -4,7 +4,7 @@
     p = tuiperf.open("run.sqlite")            # or .nsys-rep, a torch.profiler trace, ...
     p.kernels                                 # pyarrow.Table; p.kernels.to_pandas()
     p.summary("cuda_gpu_kern_sum").to_pandas()
-    p.step_budget()                           # analysis.step_budget.Budget, or None
+    p.step_budget()                           # analysis.budget.step_budget.Budget, or None
     p.analyze().to_pandas()                   # one row per finding
 
 Reports are read through the same conversion cache as the CLI (OpenOptions). pandas is
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from tuiperf import schema, settings
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
 from tuiperf.analysis.engine import analyze as run_rules
 from tuiperf.analysis.findings import AnalysisResult, Finding, RuleCheck
@@ -38,7 +38,7 @@ from tuiperf.model.trace import Trace, TraceMeta
 if TYPE_CHECKING:
     import pandas
 
-    from tuiperf.analysis.step_budget import Budget
+    from tuiperf.analysis.budget.step_budget import Budget
 
 __all__ = ["Analysis", "Profile", "Summary", "open"]
 
@@ -286,7 +286,7 @@ class Profile:
     def summary(self, name: str) -> Summary:
         """A summary report by name or alias (tuiperf.summaries.names: the `nsys stats`
         reports, `op_sum`, `step_budget`), kept in the cache entry like the CLI's."""
-        from tuiperf.analysis import budget_report
+        from tuiperf.analysis.budget import rows as budget_report
         from tuiperf.summaries.names import REPORT_NAMES, resolve
         from tuiperf.summaries.reports import compute_cached
 

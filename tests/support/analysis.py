@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tests.support.data import unxz
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from tuiperf import schema
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import Budget, step_budget
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import Budget, step_budget
 from tuiperf.model.trace import Trace, TraceMeta
 
 US = 1000

@@ -7,8 +7,8 @@ from tests.support.analysis import trace_of
 from tests.tui.pilot_helpers import advice_app as make_app
 from tests.tui.pilot_helpers import advice_ready as ready
 from tests.tui.pilot_helpers import plain, select, sync
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import step_budget
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import step_budget
 from tuiperf.report.budget import GLYPH, cells
 
 

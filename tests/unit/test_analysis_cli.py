@@ -189,7 +189,7 @@ def test_percentages_are_of_the_profiled_span() -> None:
     from the kernel pattern) make savings shares of steady-state step time; a report
     without steps has them as shares of the profiled span."""
     from tests.support.analysis import ctx_of
-    from tuiperf.analysis.rank import rank
+    from tuiperf.analysis.order import rank
     from tuiperf.analysis.torch_rules import RULES
 
     report = str(sqlite_path("h100_2gpu_1s"))

@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import DATA, unpacked_nsys
 from tuiperf.analysis import ncu_rules, nsys_rules, torch_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import UNEXPLAINED, all_rule_ids, analyze
 from tuiperf.analysis.findings import Finding, Skip
 from tuiperf.load.ncu.open import open_ncu

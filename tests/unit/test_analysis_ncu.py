@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from tests.support.analysis import ctx_of, kineto_trace, ncu_of, trace_of
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import fix_for_kernel
 from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU

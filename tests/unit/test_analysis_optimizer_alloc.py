@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.torch_rules import (
     ALLOC_PER_STEP,
     MANY_OPTIMIZER_KERNELS,

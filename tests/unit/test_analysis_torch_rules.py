@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.support.analysis import ctx_of, kineto_trace, trace_of, without
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import Skip
 from tuiperf.analysis.torch_rules import RULES
 

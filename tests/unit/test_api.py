@@ -15,8 +15,8 @@ import tuiperf
 from tests.conftest import DATA, NSYS_REPORTS, nsys_path
 from tests.support.ncu_data import decompress, rep
 from tuiperf import schema
-from tuiperf.analysis.budget_report import step_budget_table
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.rows import step_budget_table
 from tuiperf.analysis.engine import analyze
 from tuiperf.api import Analysis
 from tuiperf.errors import UsageError

@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 from tests.support.analysis import sqlite_path, trace_of
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import PARTS, step_budget
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import PARTS, step_budget
 
 
 def _tuiperf(*args: str) -> str:

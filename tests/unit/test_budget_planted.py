@@ -12,9 +12,9 @@ import pytest
 from tests.support.data import unxz
 from tests.support.intervals import gpu_spans as _gpu_spans
 from tests.support.intervals import union_ns as _union_ns
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import BUSY_PARTS, IDLE_PARTS, PARTS, Budget, step_budget
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.step_budget import BUSY_PARTS, IDLE_PARTS, PARTS, Budget, step_budget
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 

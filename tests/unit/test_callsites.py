@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tests.support.data import unxz
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.torch_rules import host_sync_per_step
 from tuiperf.load.kineto.stacks import parse_frame
 from tuiperf.load.open import OpenOptions, open_trace

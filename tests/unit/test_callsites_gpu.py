@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.data import unxz
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import step_budget
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.step_budget import step_budget
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 

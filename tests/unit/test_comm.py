@@ -1,4 +1,5 @@
-"""Communication kernels and collective ranges (analysis.comm), per device, against brute force.
+"""Communication kernels and collective ranges (analysis.budget.comm), per device, against
+brute force.
 
 The real NCCL run (tests/data/ranks/nccl1: world size 1 on one H200) has NCCL's own NVTX
 ranges but no NCCL kernel (NCCL skips the kernel for one rank), and h100_2gpu_1s (2 GPUs) has
@@ -17,9 +18,9 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import DATA
-from tuiperf.analysis import comm
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import IDLE_PARTS
+from tuiperf.analysis.budget import comm
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import IDLE_PARTS
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import arrays as A
 from tuiperf.model.timeline.lanes import build_lanes

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.data import unxz
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import step_budget
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import step_budget
 from tuiperf.load.open import OpenOptions, open_trace
 
 GRAPHS = Path(__file__).resolve().parents[1] / "data" / "graphs"

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from tests.support.cli import run_cli
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import BUSY_PARTS
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.step_budget import BUSY_PARTS
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import fmt
 from tuiperf.model.timeline.attribution import partner_of

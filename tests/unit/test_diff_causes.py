@@ -26,7 +26,8 @@ def test_a_bug_in_the_step_budget_is_not_hidden_as_no_steps(monkeypatch) -> None
     import pytest
 
     from tests.support.tiny import kernels_trace
-    from tuiperf.analysis import context, diff
+    from tuiperf.analysis import diff
+    from tuiperf.analysis.budget import context
 
     def broken(ctx: object, steps: object = None) -> None:
         raise ZeroDivisionError("planted")

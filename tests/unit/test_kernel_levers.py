@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.data import unxz
 from tuiperf.analysis import ncu_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import category, fix_for_kernel, kernel_kind
 from tuiperf.analysis.torch_rules import top_kernel

@@ -1,4 +1,4 @@
-"""Oracle: communication kernels hidden by compute (analysis.comm.comm_by_device) on two
+"""Oracle: communication kernels hidden by compute (analysis.budget.comm.comm_by_device) on two
 devices. Only compute on the *same* device hides a collective: device 1 runs one long
 compute kernel that covers device 0's collectives in time, and must hide none of them.
 The hand-built case is worked out in comments; the random ones against a brute force over
@@ -14,14 +14,14 @@ import pytest
 
 from tests.support.tiny import Gpu, busy_grid, gpu_table, kernels_trace, trace_of
 from tuiperf import schema
-from tuiperf.analysis.comm import (
+from tuiperf.analysis.budget.comm import (
     collective_ranges,
     comm_by_device,
     comm_kernel_mask,
     loop_comm,
     overlap_by_step,
 )
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 
 AR = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 AG = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.tiny import Gpu, kernels_trace
 from tuiperf.analysis import diff as D
-from tuiperf.analysis.step_budget import PARTS
+from tuiperf.analysis.budget.step_budget import PARTS
 from tuiperf.model.trace import Trace
 
 WINDOWS = [(0, 1000), (1000, 2000), (2000, 3000)]

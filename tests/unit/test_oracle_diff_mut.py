@@ -17,7 +17,7 @@ import pytest
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
 from tuiperf.analysis import diff as D
-from tuiperf.analysis.step_budget import PARTS
+from tuiperf.analysis.budget.step_budget import PARTS
 from tuiperf.model.trace import Trace
 
 MS = 1_000_000

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tuiperf.analysis import diff as D
-from tuiperf.analysis.step_budget import PARTS
+from tuiperf.analysis.budget.step_budget import PARTS
 
 
 def _kernel(before: float, after: float, nb: float, na: float) -> D.Row:

@@ -14,8 +14,8 @@ import pyarrow as pa
 from tests.support.tiny import trace_of
 from tuiperf import schema
 from tuiperf.analysis import torch_rules
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.steps import find_steps
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.steps import find_steps
 
 US = 1000
 
@@ -126,9 +126,9 @@ def test_a_modelled_saving_may_pass_its_part_by_the_hand_over_only() -> None:
     copy part C, hand-over H, a claim of C + H + 1 gets C + H, a claim of C + H - 1 keeps
     it; without hand-over the cap is C."""
     from tests.support.analysis import trace_of as fixture
-    from tuiperf.analysis.budget_rank import rank_by_budget
+    from tuiperf.analysis.budget.savings import rank_by_budget
+    from tuiperf.analysis.budget.step_budget import step_budget
     from tuiperf.analysis.findings import Evidence, Finding, Fix, Scope, Severity
-    from tuiperf.analysis.step_budget import step_budget
 
     b = step_budget(Ctx(fixture("cnn_osrt")))
     assert b is not None

@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.tiny import kernels_trace
 from tuiperf.analysis import torch_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.kernel_levers import kernel_family
 
 FWD = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>(T1::Params)"

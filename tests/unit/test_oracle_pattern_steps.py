@@ -5,8 +5,8 @@ per token): the step is the whole call, found where the kernel sequence repeats 
 from __future__ import annotations
 
 from tests.support.tiny import kernels_trace
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.steps import find_steps
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.steps import find_steps
 
 TOKEN = ["a", "b", "c", "d", "e", "f", "g", "h", "i"]  # 9 kernels a token
 

@@ -29,8 +29,8 @@ from tests.support.loops import (
     loop_trace,
 )
 from tuiperf.analysis import budget_rules, comm_rules
-from tuiperf.analysis import steps as found_steps
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget import steps as found_steps
+from tuiperf.analysis.budget.context import Ctx
 
 
 def _steady(ctx: Ctx) -> dict[str, int]:

@@ -12,7 +12,7 @@ import pytest
 from tests.support.tiny import Gpu, gpu_table, kernels_trace, trace_of
 from tuiperf import schema
 from tuiperf.analysis import kernel_rules, run_facts, torch_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 
 #: a bf16 tensor-core GEMM (GEMM by `xmma`/`gemm`, low precision by `bf16`)
 BF16 = "sm90_xmma_gemm_bf16bf16_bf16f32_tn"

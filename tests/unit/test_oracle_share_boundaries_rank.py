@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from tests.support.loops import GEMM, STEP, STEPS, US, WALL, loop_trace
-from tuiperf.analysis import budget_rank, budget_rules, torch_rules
-from tuiperf.analysis.budget_rank import rank_by_budget
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis import budget_rules, torch_rules
+from tuiperf.analysis.budget import savings as budget_rank
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.savings import rank_by_budget
 
 
 # -- budget_rank.EXPLAINED_SHARE ---------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.loops import STEP, STEPS, US, at_step_end, loop_trace
 from tuiperf.analysis import torch_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 
 
 def _starved(idle: list[int]) -> Ctx:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.step_loop import US, Call, Op, budget_of, build
-from tuiperf.analysis.step_budget import Parts
+from tuiperf.analysis.budget.step_budget import Parts
 from tuiperf.model.trace import Trace
 
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tests.support.step_loop import US, Call, Op, budget_of, build
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import (
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import (
     Budget,
     DeviceBudget,
     Parts,

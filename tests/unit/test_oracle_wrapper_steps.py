@@ -11,9 +11,9 @@ import pyarrow as pa
 
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import METHODS
-from tuiperf.analysis.steps import find_steps
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import METHODS
+from tuiperf.analysis.budget.steps import find_steps
 
 US = 1000
 

@@ -233,8 +233,8 @@ def test_collectives_and_steps_agree_with_nsys_stats(sets: dict[str, Path], name
     median of its steady `step N` ranges, each to the next one's start."""
     import csv
 
-    from tuiperf.analysis.comm import loop_comm
-    from tuiperf.analysis.context import Ctx
+    from tuiperf.analysis.budget.comm import loop_comm
+    from tuiperf.analysis.budget.context import Ctx
     from tuiperf.load.open import OpenOptions, open_trace
 
     path = sets[name[:2]] / f"{name}.sqlite"

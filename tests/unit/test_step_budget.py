@@ -8,11 +8,11 @@ import pytest
 
 from tests.support.analysis import FIXTURES, kineto_trace, trace_of, without
 from tests.support.intervals import gpu_spans, union_ns
-from tuiperf.analysis.budget_rank import PART_OF_RULE, rank_by_budget
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.savings import PART_OF_RULE, rank_by_budget
+from tuiperf.analysis.budget.step_budget import IDLE_PARTS, PARTS, Budget, step_budget
 from tuiperf.analysis.engine import AnalyzeOptions, analyze
 from tuiperf.analysis.findings import Evidence, Finding, Fix, Scope, Severity
-from tuiperf.analysis.step_budget import IDLE_PARTS, PARTS, Budget, step_budget
 from tuiperf.model.trace import Trace
 
 KINETO = ("cnn", "vit", "lstm")

@@ -13,8 +13,9 @@ import re
 import numpy as np
 
 from tuiperf.analysis import fixes, sites
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.cpu_hotspot import top_cpu_op
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.cpu_hotspot import top_cpu_op
+from tuiperf.analysis.budget.step_budget import SHORT, Budget
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -26,7 +27,6 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.run_facts import RunFacts, run_facts
-from tuiperf.analysis.step_budget import SHORT, Budget
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 

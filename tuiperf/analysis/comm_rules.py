@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from tuiperf.analysis import fixes
-from tuiperf.analysis.comm import LoopComm, comm_by_device, loop_comm
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.comm import LoopComm, comm_by_device, loop_comm
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from tuiperf.analysis.comm import COMM_KERNEL
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.comm import COMM_KERNEL
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import PARTS, SHORT, Budget
 from tuiperf.analysis.engine import analyze
-from tuiperf.analysis.step_budget import PARTS, SHORT, Budget
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.ncu.names import base_name, normalize

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuiperf.analysis import nsys_rules, torch_rules
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SOURCE_NCU,
     SOURCE_NSYS,
@@ -16,7 +16,7 @@ from tuiperf.analysis.findings import (
     RuleCheck,
     Skip,
 )
-from tuiperf.analysis.rank import rank
+from tuiperf.analysis.order import rank
 from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
@@ -63,7 +63,7 @@ def analyze(
     findings, unlinked = _apart_unlinked(findings, ctx is not None)
     budget = _budget(ctx, checks)
     if budget is not None:
-        from tuiperf.analysis.budget_rank import rank_by_budget
+        from tuiperf.analysis.budget.savings import rank_by_budget
 
         gaps = opts.only is None or UNEXPLAINED in opts.only
         ranked = rank_by_budget(findings, budget, unexplained=gaps)

@@ -10,7 +10,8 @@ import re
 import numpy as np
 
 from tuiperf.analysis import fixes
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.steps import Steps
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -19,7 +20,6 @@ from tuiperf.analysis.findings import (
     Scope,
     Severity,
 )
-from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 

@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from tuiperf.analysis import fixes
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
     SCOPE_REPORT,

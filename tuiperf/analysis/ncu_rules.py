@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis import fixes
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
     SOURCE_NCU,

@@ -15,7 +15,7 @@ from decimal import ROUND_DOWN, Decimal
 import numpy as np
 
 from tuiperf.analysis import fixes
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SCOPE_EVENTS,
     SCOPE_REPORT,

@@ -2,7 +2,7 @@
 
 `summarize(path, ...)` opens (converting into the cache) one per-rank report and returns a
 RankResult: plain numbers and small arrays, picklable, so it runs in a worker process or on a
-Dask worker. Per steady-state step (analysis.steps / step_budget): wall time, compute
+Dask worker. Per steady-state step (analysis.budget.steps / step_budget): wall time, compute
 kernels, communication (NCCL-type kernels, or the CPU collective ranges of gloo), its
 exposed part, GPU idle; per collective call: start and end, for the clock alignment and the
 straggler. Pure data: no printing.
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from tuiperf.analysis.comm import comm_by_device, loop_comm
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import IDLE_PARTS
+from tuiperf.analysis.budget.comm import comm_by_device, loop_comm
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import IDLE_PARTS
 from tuiperf.errors import TuiperfError
 
 #: a rank number in a file name: rank3, rank_3, rank-3, RANK.3
@@ -51,7 +51,7 @@ class RankResult:
     coll_ends: np.ndarray
     #: collective type -> (calls, total ns), from the first steady step on
     collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: NCCL-type kernels per device and collective type (analysis.comm.CommRow.to_json)
+    #: NCCL-type kernels per device and collective type (analysis.budget.comm.CommRow.to_json)
     comm_kernels: list[dict[str, Any]] = field(default_factory=list)
     #: the process, when the report holds several ranks (one process each)
     pid: int | None = None

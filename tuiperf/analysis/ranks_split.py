@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.analysis.context import GPU_TABLES
+from tuiperf.analysis.budget.context import GPU_TABLES
 from tuiperf.model import arrays as A
 from tuiperf.model.trace import Trace
 

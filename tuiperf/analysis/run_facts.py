@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.steps import BACKWARD_KERNEL, OPTIMIZER_KERNEL
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.steps import BACKWARD_KERNEL, OPTIMIZER_KERNEL
 from tuiperf.model import arrays as A
 
 #: matrix-multiply and convolution kernels (cuBLAS, CUTLASS, cuDNN, Hopper's nvjet)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiperf.analysis import budget_rules, comm_rules, fixes, gloo_rules, kernel_rules, sites
-from tuiperf.analysis.context import GPU_TABLES, Ctx
+from tuiperf.analysis.budget.context import GPU_TABLES, Ctx
+from tuiperf.analysis.budget.step_budget import Budget, first_launch
+from tuiperf.analysis.budget.steps import Steps
 from tuiperf.analysis.findings import (
     SCOPE_KERNEL,
     SCOPE_RANGE,
@@ -28,8 +30,6 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_family, kernel_kind
 from tuiperf.analysis.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
-from tuiperf.analysis.step_budget import Budget, first_launch
-from tuiperf.analysis.steps import Steps
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 

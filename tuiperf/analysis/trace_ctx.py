@@ -1,6 +1,6 @@
 """The trace under analysis and the arrays every rule derives from it (launch times, GPU ops,
 API rows), computed once. The steps and the step budget are one floor up, in
-`analysis.context.Ctx`: the modules that find them read a `TraceCtx`."""
+`analysis.budget.context.Ctx`: the modules that find them read a `TraceCtx`."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def _computed(
 ) -> tuple[ReportRows, bool, str, str]:
     """(the report, whether its tables are empty, the source, a note to print under its
     table) from the report's tables."""
-    from tuiperf.analysis import budget_report
+    from tuiperf.analysis.budget import rows as budget_report
     from tuiperf.load.open import open_trace
     from tuiperf.summaries.reports import compute_cached, graph_note, report_is_empty
 
@@ -140,7 +140,7 @@ def _write(
 
             title = f"{name} · {Path(source or '').name}"
             if name == "step_budget" and table.num_rows:
-                from tuiperf.analysis.budget_report import for_display
+                from tuiperf.analysis.budget.rows import for_display
 
                 table = for_display(table)
             print_stats(out, table, top=args.top, width=args.width, title=title)

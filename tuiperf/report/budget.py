@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tuiperf.analysis.step_budget import BASES, LABELS, PARTS, SHORT, Budget, Parts
+from tuiperf.analysis.budget.step_budget import BASES, LABELS, PARTS, SHORT, Budget, Parts
 from tuiperf.model import fmt
 
 #: one colour and one glyph per part: the glyph carries the part without colour

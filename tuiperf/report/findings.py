@@ -218,7 +218,7 @@ def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int 
 
 
 def _md_budget(w: Any, result: AnalysisResult) -> None:
-    from tuiperf.analysis.step_budget import LABELS, PARTS
+    from tuiperf.analysis.budget.step_budget import LABELS, PARTS
     from tuiperf.report import budget as bt
 
     b = result.budget

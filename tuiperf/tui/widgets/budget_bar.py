@@ -6,7 +6,7 @@ import numpy as np
 from rich.console import Group
 from rich.text import Text
 
-from tuiperf.analysis.step_budget import Budget
+from tuiperf.analysis.budget.step_budget import Budget
 from tuiperf.model import fmt
 from tuiperf.report.budget import bar, legend
 

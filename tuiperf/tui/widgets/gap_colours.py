@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from rich.style import Style
 
+from tuiperf.analysis.budget.step_budget import IDLE_PARTS, SHORT, Budget
 from tuiperf.analysis.intervals import Union
-from tuiperf.analysis.step_budget import IDLE_PARTS, SHORT, Budget
 from tuiperf.model.timeline.lanes import Lane
 from tuiperf.report.budget import GLYPH, STYLE
 from tuiperf.tui.widgets.lane_render import EMPTY

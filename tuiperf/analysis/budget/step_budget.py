@@ -3,7 +3,7 @@
 The parts of a step add up to its wall time exactly (integer ns):
 
 * GPU busy, the union over streams (overlapping work counted once, the overlap reported):
-  `compute` kernels, then `comm` (NCCL-type kernels, analysis.comm: the exposed part, not
+  `compute` kernels, then `comm` (NCCL-type kernels, analysis.budget.comm: the exposed part, not
   hidden under compute on another stream), then `copy` (memcpy/memset not hidden under kernels);
 * GPU idle, split by what the CPU side was doing:
   `data`   inside the loop's data phase (NVTX `data`-like range, Kineto's
@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis import interval_sets as S
-from tuiperf.analysis.comm_names import COMM_KERNEL
+from tuiperf.analysis.budget.comm_names import COMM_KERNEL
+from tuiperf.analysis.budget.steps import Steps, find_steps
 from tuiperf.analysis.intervals import Union, overlap_sum
-from tuiperf.analysis.steps import Steps, find_steps
 from tuiperf.analysis.trace_ctx import GPU_TABLES, TraceCtx
 from tuiperf.model import arrays as A
 

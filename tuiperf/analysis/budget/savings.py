@@ -1,6 +1,6 @@
 """Rank findings by the share of steady-state step time they can remove.
 
-Each rule explains one part of the step budget (analysis.step_budget). A finding's saving
+Each rule explains one part of the step budget (analysis.budget.step_budget). A finding's saving
 is taken from that part, so nothing is counted twice:
 
 * an idle part (data wait, host sync, CPU-bound issue, other) is what its findings
@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from tuiperf.analysis import fixes
+from tuiperf.analysis.budget.step_budget import IDLE_PARTS, LABELS, SHORT, Budget
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -30,8 +31,7 @@ from tuiperf.analysis.findings import (
     Scope,
     Severity,
 )
-from tuiperf.analysis.rank import _key
-from tuiperf.analysis.step_budget import IDLE_PARTS, LABELS, SHORT, Budget
+from tuiperf.analysis.order import _key
 from tuiperf.model import fmt
 
 #: which budget part each rule's finding explains

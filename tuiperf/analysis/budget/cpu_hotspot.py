@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import Budget
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import Budget
 from tuiperf.model import arrays as A
 from tuiperf.model.timeline import callsites as C
 from tuiperf.summaries import ops

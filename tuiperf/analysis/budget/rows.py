@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from tuiperf.analysis.context import Ctx
-from tuiperf.analysis.step_budget import PARTS, DeviceBudget, Parts
+from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.budget.step_budget import PARTS, DeviceBudget, Parts
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.rows import ReportRows
 from tuiperf.summaries.stats import Column, StatsTable

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from tuiperf.analysis.step_budget import Budget, step_budget
-from tuiperf.analysis.steps import Steps, find_steps
+from tuiperf.analysis.budget.step_budget import Budget, step_budget
+from tuiperf.analysis.budget.steps import Steps, find_steps
 from tuiperf.analysis.trace_ctx import GPU_TABLES, NSYS_GPU_TABLES, GpuOps, TraceCtx
 
 __all__ = ["GPU_TABLES", "NSYS_GPU_TABLES", "Ctx", "GpuOps", "TraceCtx"]
@@ -21,5 +21,5 @@ class Ctx(TraceCtx):
 
     @cached_property
     def budget(self) -> Budget | None:
-        """The steady-state step budget (analysis.step_budget), None without steps."""
+        """The steady-state step budget (analysis.budget.step_budget), None without steps."""
         return step_budget(self, self.steps)

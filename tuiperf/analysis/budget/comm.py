@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from tuiperf.analysis.comm_names import COMM_KERNEL
-from tuiperf.analysis.context import Ctx
+from tuiperf.analysis.budget.comm_names import COMM_KERNEL
+from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.intervals import Union
 from tuiperf.model import arrays as A
 

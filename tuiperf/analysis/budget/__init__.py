@@ -1,0 +1,12 @@
+"""The training steps and where their time goes (numbers only, no text): the step structure
+(steps), the step budget, its parts adding up to each step's wall time exactly
+(step_budget, with the NCCL kernel names it and comm share: comm_names), the context every
+rule reads (context.Ctx: the trace, its steps and its budget, each computed once),
+communication hidden or exposed per device and step (comm), where a CPU-bound loop spends
+its host time (cpu_hotspot), the budget as summary rows (rows) and the findings ranked by
+the share of the step they can remove (savings).
+
+context sits here, not at the top of analysis/: Ctx computes the steps and the budget, so
+it imports both, and comm and cpu_hotspot read a Ctx. The rooms above (rules, ncu, ranks,
+diff) read a Ctx; the shared modules below (trace_ctx, intervals, findings, fixes, …)
+import no room."""
