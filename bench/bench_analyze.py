@@ -10,10 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from tuiperf.analysis import nsys_rules, torch_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.findings import Skip
+from tuiperf.analysis.rules import nsys as nsys_rules
+from tuiperf.analysis.rules import pytorch as torch_rules
 from tuiperf.load.open import OpenOptions, open_trace
 
 ROOT = Path(__file__).resolve().parent

@@ -26,7 +26,7 @@ from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
 from tuiperf.analysis.engine import analyze as run_rules
 from tuiperf.analysis.findings import AnalysisResult, Finding, RuleCheck
-from tuiperf.analysis.nsys_rules import NsysOptions
+from tuiperf.analysis.rules.nsys import NsysOptions
 from tuiperf.errors import UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.ncu.open import open_ncu

@@ -190,7 +190,7 @@ def test_percentages_are_of_the_profiled_span() -> None:
     without steps has them as shares of the profiled span."""
     from tests.support.analysis import ctx_of
     from tuiperf.analysis.order import rank
-    from tuiperf.analysis.torch_rules import RULES
+    from tuiperf.analysis.rules.pytorch import RULES
 
     report = str(sqlite_path("h100_2gpu_1s"))
     text = run(report, "--width", "200", "--rows", "0")

@@ -8,7 +8,7 @@ from tests.support.analysis import DATA, FIXTURES, ctx_of, parse_analyze, refere
 from tests.support.data import unxz
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import Finding
-from tuiperf.analysis.nsys_rules import RULES, NsysOptions, sqlite_round1
+from tuiperf.analysis.rules.nsys import RULES, NsysOptions, sqlite_round1
 from tuiperf.load.open import OpenOptions, open_trace
 
 

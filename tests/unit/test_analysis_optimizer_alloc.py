@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import DATA
 from tuiperf.analysis.budget.context import Ctx
-from tuiperf.analysis.torch_rules import (
+from tuiperf.analysis.rules.pytorch import (
     ALLOC_PER_STEP,
     MANY_OPTIMIZER_KERNELS,
     RULES,

@@ -8,7 +8,7 @@ import pytest
 from tests.support.analysis import ctx_of, kineto_trace, trace_of, without
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import Skip
-from tuiperf.analysis.torch_rules import RULES
+from tuiperf.analysis.rules.pytorch import RULES
 
 
 def _one(ctx: Ctx, rule: str):  # type: ignore[no-untyped-def]

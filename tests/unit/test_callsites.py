@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.data import unxz
 from tuiperf.analysis.budget.context import Ctx
-from tuiperf.analysis.torch_rules import host_sync_per_step
+from tuiperf.analysis.rules.pytorch import host_sync_per_step
 from tuiperf.load.kineto.stacks import parse_frame
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.timeline import callsites as C
@@ -356,7 +356,7 @@ def test_nsys_cpu_bound_names_the_launching_lines() -> None:
     """The CPU-bound finding names the lines whose backtraced calls launched the steady
     steps' kernels, counted from SQL (a kernel's launch: the first runtime row of its
     correlation id; steady steps: `step 1` on)."""
-    from tuiperf.analysis.budget_rules import cpu_bound
+    from tuiperf.analysis.rules.budget import cpu_bound
 
     trace = open_trace(unxz(PYBT), NO_CACHE)
     [found] = cpu_bound(Ctx(trace))

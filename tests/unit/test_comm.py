@@ -200,7 +200,7 @@ def test_exposed_gloo_collective_against_sql(r2_rank0: Path) -> None:
     loop's `allreduce` ranges, here recomputed with SQL over the export's raw tables."""
     import sqlite3
 
-    from tuiperf.analysis.comm_rules import exposed_comm
+    from tuiperf.analysis.rules.comm import exposed_comm
 
     ctx = Ctx(open_trace(r2_rank0, OpenOptions(use_cache=False)))
     lc = comm.loop_comm(ctx)
@@ -261,7 +261,7 @@ def test_loop_comm_prefers_kernels(nccl1: Trace) -> None:
 def test_exposed_nccl_kernels_make_a_finding(nccl1: Trace) -> None:
     """The once-a-step NCCL kernel stretched over half the time to the next one: most of it
     is exposed, so the finding fires, claims the budget's comm part, lists the kernels."""
-    from tuiperf.analysis.comm_rules import exposed_comm
+    from tuiperf.analysis.rules.comm import exposed_comm
 
     t, hit = _renamed(nccl1, shift=True)
     k = t.table("kernels")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tuiperf.analysis.budget_rules import BIGGER_BATCH, _cpu_fix
-from tuiperf.analysis.run_facts import RunFacts
+from tuiperf.analysis.rules.budget import BIGGER_BATCH, _cpu_fix
+from tuiperf.analysis.rules.run_facts import RunFacts
 
 N = {
     "cpu_ns_per_kernel": 55_000.0,

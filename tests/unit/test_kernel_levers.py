@@ -13,7 +13,7 @@ from tuiperf.analysis import ncu_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import category, fix_for_kernel, kernel_kind
-from tuiperf.analysis.torch_rules import top_kernel
+from tuiperf.analysis.rules.pytorch import top_kernel
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 
@@ -80,7 +80,7 @@ def test_the_top_kernel_always_has_a_line(name: str, nsys_dir: Path) -> None:
 
 def test_step_titles_agree_with_their_counts(nsys_dir: Path) -> None:
     """A title said "in every training step" over a message saying "inside 1 of 30"."""
-    from tuiperf.analysis.torch_rules import steps_title
+    from tuiperf.analysis.rules.pytorch import steps_title
 
     assert steps_title("X", 30, 30) == "X in every training step"
     assert steps_title("X", 1, 30) == "X in 1 of 30 training steps"

@@ -11,8 +11,8 @@ import pytest
 
 from tests.support.tiny import trace_of
 from tuiperf import schema
-from tuiperf.analysis import gloo_rules
 from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.rules import gloo as gloo_rules
 
 US = 1000
 THREADS = {1: "python3", 2: "pt_autograd_0", 3: "pt_gloo_runloop"}

@@ -13,9 +13,9 @@ import pyarrow as pa
 
 from tests.support.tiny import trace_of
 from tuiperf import schema
-from tuiperf.analysis import torch_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.steps import find_steps
+from tuiperf.analysis.rules import pytorch as torch_rules
 
 US = 1000
 

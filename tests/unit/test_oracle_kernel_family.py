@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tests.support.tiny import kernels_trace
-from tuiperf.analysis import torch_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.kernel_levers import kernel_family
+from tuiperf.analysis.rules import pytorch as torch_rules
 
 FWD = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>(T1::Params)"
 DGRAD = (

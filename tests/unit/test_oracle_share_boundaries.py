@@ -28,9 +28,10 @@ from tests.support.loops import (
     at_step_end,
     loop_trace,
 )
-from tuiperf.analysis import budget_rules, comm_rules
 from tuiperf.analysis.budget import steps as found_steps
 from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.rules import budget as budget_rules
+from tuiperf.analysis.rules import comm as comm_rules
 
 
 def _steady(ctx: Ctx) -> dict[str, int]:

@@ -11,8 +11,10 @@ import pytest
 
 from tests.support.tiny import Gpu, gpu_table, kernels_trace, trace_of
 from tuiperf import schema
-from tuiperf.analysis import kernel_rules, run_facts, torch_rules
 from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.rules import kernels as kernel_rules
+from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import run_facts
 
 #: a bf16 tensor-core GEMM (GEMM by `xmma`/`gemm`, low precision by `bf16`)
 BF16 = "sm90_xmma_gemm_bf16bf16_bf16f32_tn"

@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 
 from tests.support.loops import GEMM, STEP, STEPS, US, WALL, loop_trace
-from tuiperf.analysis import budget_rules, torch_rules
 from tuiperf.analysis.budget import savings as budget_rank
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.savings import rank_by_budget
+from tuiperf.analysis.rules import budget as budget_rules
+from tuiperf.analysis.rules import pytorch as torch_rules
 
 
 # -- budget_rank.EXPLAINED_SHARE ---------------------------------------------------------

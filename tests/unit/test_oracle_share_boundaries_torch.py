@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.loops import STEP, STEPS, US, at_step_end, loop_trace
-from tuiperf.analysis import torch_rules
 from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.rules import pytorch as torch_rules
 
 
 def _starved(idle: list[int]) -> Ctx:

@@ -13,9 +13,10 @@ import pytest
 
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
-from tuiperf.analysis import kernel_rules, torch_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.step_budget import AHEAD_SHARE, step_budget
+from tuiperf.analysis.rules import kernels as kernel_rules
+from tuiperf.analysis.rules import pytorch as torch_rules
 from tuiperf.model.trace import Trace
 
 US = 1000  # every time below is in µs

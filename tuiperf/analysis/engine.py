@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tuiperf.analysis import nsys_rules, torch_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SOURCE_NCU,
@@ -17,6 +16,8 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.order import rank
+from tuiperf.analysis.rules import nsys as nsys_rules
+from tuiperf.analysis.rules import pytorch as torch_rules
 from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 

@@ -82,7 +82,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
 
 def _options(args: argparse.Namespace) -> AnalyzeOptions:
     from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
-    from tuiperf.analysis.nsys_rules import NsysOptions
+    from tuiperf.analysis.rules.nsys import NsysOptions
 
     if not 1 <= args.util_chunks <= 1000:
         raise UsageError("--util-chunks must be between 1 and 1000")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.analysis import budget_rules, comm_rules, fixes, gloo_rules, kernel_rules, sites
+from tuiperf.analysis import fixes
 from tuiperf.analysis.budget.context import GPU_TABLES, Ctx
 from tuiperf.analysis.budget.step_budget import Budget, first_launch
 from tuiperf.analysis.budget.steps import Steps
@@ -29,7 +29,12 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.kernel_levers import fix_for_kernel, kernel_family, kernel_kind
-from tuiperf.analysis.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
+from tuiperf.analysis.rules import budget as budget_rules
+from tuiperf.analysis.rules import comm as comm_rules
+from tuiperf.analysis.rules import gloo as gloo_rules
+from tuiperf.analysis.rules import kernels as kernel_rules
+from tuiperf.analysis.rules import sites
+from tuiperf.analysis.rules.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 

@@ -2,7 +2,7 @@
 
 Each rule flags exactly the rows `nsys analyze` prints for it (FORMATS.md §4), but keeps all
 of them as evidence instead of the top 50. Where nsys's definition has a quirk, the quirk is
-kept on purpose and said in a comment: parity first, interpretation in torch_rules.
+kept on purpose and said in a comment: parity first, interpretation in rules/pytorch.
 """
 
 from __future__ import annotations

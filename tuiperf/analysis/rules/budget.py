@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from tuiperf.analysis import fixes, sites
+from tuiperf.analysis import fixes
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.cpu_hotspot import top_cpu_op
 from tuiperf.analysis.budget.step_budget import SHORT, Budget
@@ -26,7 +26,8 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
-from tuiperf.analysis.run_facts import RunFacts, run_facts
+from tuiperf.analysis.rules import sites
+from tuiperf.analysis.rules.run_facts import RunFacts, run_facts
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 

@@ -19,7 +19,7 @@ from tuiperf.analysis.findings import (
     Severity,
     Skip,
 )
-from tuiperf.analysis.run_facts import FP32_SIMT, GEMM
+from tuiperf.analysis.rules.run_facts import FP32_SIMT, GEMM
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 
