@@ -44,7 +44,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py"]),
     "stats": ("tuiperf/summaries/stats.py", [
         U + "test_summary_golden.py", U + "test_groupstats.py"]),
-    "roofline": ("tuiperf/analysis/roofline.py", [
+    "roofline": ("tuiperf/analysis/ncu/roofline.py", [
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
     "ncu_link": ("tuiperf/model/ncu/link.py", [U + "test_ncu_link.py"]),
 }  # fmt: skip

@@ -160,7 +160,7 @@ def test_names_are_never_markup_or_escapes() -> None:
 
 def test_analysis_does_not_import_textual() -> None:
     code = (
-        "import sys, tuiperf.analysis.engine, tuiperf.analysis.ncu_rules, "
+        "import sys, tuiperf.analysis.engine, tuiperf.analysis.ncu.rules, "
         "tuiperf.report.findings, tuiperf.commands.analyze; "
         "assert 'textual' not in sys.modules"
     )

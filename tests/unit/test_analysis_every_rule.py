@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA, unpacked_nsys
-from tuiperf.analysis import ncu_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import UNEXPLAINED, all_rule_ids, analyze
 from tuiperf.analysis.findings import Finding, Skip
+from tuiperf.analysis.ncu import rules as ncu_rules
 from tuiperf.analysis.rules import nsys as nsys_rules
 from tuiperf.analysis.rules import pytorch as torch_rules
 from tuiperf.load.ncu.open import open_ncu

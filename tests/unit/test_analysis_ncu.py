@@ -9,7 +9,7 @@ from tests.support.analysis import ctx_of, kineto_trace, ncu_of, trace_of
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import fix_for_kernel
-from tuiperf.analysis.ncu_rules import RULES, SAME_AS_NCU
+from tuiperf.analysis.ncu.rules import RULES, SAME_AS_NCU
 from tuiperf.model.ncu.groups import groups, signature_key
 from tuiperf.model.trace import Trace
 

@@ -9,10 +9,10 @@ import pyarrow as pa
 import pytest
 
 from tests.support.data import unxz
-from tuiperf.analysis import ncu_rules
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import analyze
 from tuiperf.analysis.kernel_levers import category, fix_for_kernel, kernel_kind
+from tuiperf.analysis.ncu import rules as ncu_rules
 from tuiperf.analysis.rules.pytorch import top_kernel
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support import needs
 from tests.support.ncu_depth import DTYPES, raw_value, report, text, text_rules
-from tuiperf.analysis.roofline import kernel_roofline, rooflines
+from tuiperf.analysis.ncu.roofline import kernel_roofline, rooflines
 from tuiperf.cli import main
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions

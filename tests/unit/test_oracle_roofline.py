@@ -1,4 +1,4 @@
-"""Oracle: roofline numbers (analysis.roofline) of hand-made Nsight Compute kernels whose raw
+"""Oracle: roofline numbers (analysis.ncu.roofline) of hand-made Nsight Compute kernels whose raw
 metric values are chosen here, every FLOP/s, intensity and roof worked out by hand in the
 comments from ncu's section definitions (the metric names are spelt out, not taken from the
 module). Each kernel runs several precisions at once, so an intensity taken from their sum
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tuiperf.analysis.roofline import kernel_roofline
+from tuiperf.analysis.ncu.roofline import kernel_roofline
 from tuiperf.model.ncu.metrics import KernelMetrics, make_table
 
 SMSP = "smsp__cycles_elapsed.avg.per_second"

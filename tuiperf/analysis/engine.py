@@ -33,7 +33,7 @@ class AnalyzeOptions:
 
 
 def all_rule_ids() -> list[str]:
-    from tuiperf.analysis import ncu_rules
+    from tuiperf.analysis.ncu import rules as ncu_rules
 
     return [*nsys_rules.RULES, *torch_rules.RULES, UNEXPLAINED, *ncu_rules.RULES]
 
@@ -52,7 +52,7 @@ def analyze(
         for rid, tfn in torch_rules.RULES.items():
             _run(rid, SOURCE_TUIPERF, lambda f=tfn: f(ctx), opts, findings, checks)
     if ncu is not None:
-        from tuiperf.analysis import ncu_rules
+        from tuiperf.analysis.ncu import rules as ncu_rules
 
         for rid, nfn in ncu_rules.RULES.items():
             _run(rid, SOURCE_NCU, lambda f=nfn: f(ncu, ctx), opts, findings, checks)

@@ -195,7 +195,7 @@ def _run_views(args: argparse.Namespace, km: KernelMetrics, ids: list[int], path
         return 0
     blocks: list[list[str]] = []
     if args.roofline:
-        from tuiperf.analysis.roofline import rooflines
+        from tuiperf.analysis.ncu.roofline import rooflines
         from tuiperf.report.roofline import plot
 
         names = {k: km.kernel(k).name or km.kernel(k).display_name for k in ids}

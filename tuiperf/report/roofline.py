@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tuiperf.analysis.roofline import Ceiling, KernelRoofline
+from tuiperf.analysis.ncu.roofline import Ceiling, KernelRoofline
 from tuiperf.model.fmt import clean
 
 MARKS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -59,7 +59,7 @@ def view_lines(
     fitted to `size` (columns, rows) of the box."""
     width, height = size
     if name == "roofline":
-        from tuiperf.analysis.roofline import rooflines
+        from tuiperf.analysis.ncu.roofline import rooflines
         from tuiperf.report.roofline import plot
 
         order = [kid] + [k for k in ids if k != kid]
