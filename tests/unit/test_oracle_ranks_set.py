@@ -1,4 +1,4 @@
-"""Oracle: the straggler of a set of ranks (analysis.ranks_set) on hand-built ranks.
+"""Oracle: the straggler of a set of ranks (analysis.ranks.assemble) on hand-built ranks.
 
 Each rank runs 4 steps; in each it works `work` ns, then sits `inside` ns in one blocking
 collective, so its time between two collectives is `work` and inside one is `inside`. A
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tuiperf.analysis.ranks import STEP_COLUMNS, RankResult
-from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, STRAGGLER_WORK, assemble
+from tuiperf.analysis.ranks.assemble import CLOCK_COLLECTIVE, STRAGGLER_WORK, assemble
+from tuiperf.analysis.ranks.summary import STEP_COLUMNS, RankResult
 
 STEPS = 4
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tuiperf.analysis import ranks_waits as W
-from tuiperf.analysis.ranks import STEP_COLUMNS, RankResult
-from tuiperf.analysis.ranks_set import assemble
+from tuiperf.analysis.ranks import waits as W
+from tuiperf.analysis.ranks.assemble import assemble
+from tuiperf.analysis.ranks.summary import STEP_COLUMNS, RankResult
 
 US = 1000
 

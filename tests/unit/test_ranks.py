@@ -18,9 +18,9 @@ import pytest
 
 from tests.conftest import DATA
 from tests.support import needs
-from tuiperf.analysis.ranks import Job
-from tuiperf.analysis.ranks_pool import run_local, split
-from tuiperf.analysis.ranks_set import CLOCK_COLLECTIVE, CLOCK_ONE, assemble
+from tuiperf.analysis.ranks.assemble import CLOCK_COLLECTIVE, CLOCK_ONE, assemble
+from tuiperf.analysis.ranks.pool import run_local, split
+from tuiperf.analysis.ranks.summary import Job
 
 RANKS = DATA / "ranks"
 
@@ -177,7 +177,7 @@ def test_dask_cluster_gives_the_same_table(sets: dict[str, Path]) -> None:
     """A real local Dask cluster (worker processes) runs the per-rank step: the same ranks
     table as the local pool."""
     distributed = needs.module("distributed")
-    from tuiperf.analysis.ranks_pool import run_dask
+    from tuiperf.analysis.ranks.pool import run_dask
 
     jobs = [Job(str(p), use_cache=False) for p in sorted(sets["r2"].iterdir())]
     order = [j.path for j in jobs]
@@ -195,7 +195,7 @@ def test_dask_cluster_gives_the_same_table(sets: dict[str, Path]) -> None:
 def test_one_report_with_a_process_per_gpu(nsys_dir: Path) -> None:
     """h100_2gpu_1s holds two worker processes, one per GPU: two ranks, one per process,
     each with its own steps and GPU work; the one clock needs no alignment."""
-    from tuiperf.analysis.ranks_split import process_trace
+    from tuiperf.analysis.ranks.split import process_trace
     from tuiperf.load.open import OpenOptions, open_trace
     from tuiperf.model import arrays as A
 

@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from tuiperf.analysis.ranks import STEP_COLUMNS, RankResult
-from tuiperf.analysis.ranks_set import SAME_RUN_STEP_RATIO, different_runs
+from tuiperf.analysis.ranks.assemble import SAME_RUN_STEP_RATIO, different_runs
+from tuiperf.analysis.ranks.summary import STEP_COLUMNS, RankResult
 
 
 def _rank(step_ns: int, kinds: tuple[str, ...] = ("AllReduce",)) -> RankResult:

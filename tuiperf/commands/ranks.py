@@ -28,7 +28,7 @@ from tuiperf.commands.base import (
 from tuiperf.errors import BadReportError, TuiperfError, UsageError
 
 if TYPE_CHECKING:
-    from tuiperf.analysis.ranks_set import RankSet
+    from tuiperf.analysis.ranks.assemble import RankSet
 
 #: file names taken from a folder: the timeline report kinds
 REPORT_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".json.gz")
@@ -115,9 +115,9 @@ def _is_export_dir(p: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuiperf.analysis.ranks import Job
-    from tuiperf.analysis.ranks_pool import run_dask, run_local, scheduler_from_env, split
-    from tuiperf.analysis.ranks_set import assemble
+    from tuiperf.analysis.ranks.assemble import assemble
+    from tuiperf.analysis.ranks.pool import run_dask, run_local, scheduler_from_env, split
+    from tuiperf.analysis.ranks.summary import Job
     from tuiperf.export import open_output
 
     if args.jobs is not None and args.jobs < 1:
@@ -225,7 +225,7 @@ def write_parquet(rs: RankSet, out: Path) -> None:
 
 def write_merged(rs: RankSet, args: argparse.Namespace, folder: Path) -> None:
     """Every rank's trace on the aligned clock, as one tuiperf folder (all or nothing)."""
-    from tuiperf.analysis.ranks_merge import merge
+    from tuiperf.analysis.ranks.merge import merge
     from tuiperf.commands.convert import write_folder
     from tuiperf.load.open import open_trace
 

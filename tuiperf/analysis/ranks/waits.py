@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tuiperf.analysis.ranks import RankResult
+from tuiperf.analysis.ranks.summary import RankResult
 from tuiperf.model import fmt
 
 #: a rank waits in a collective when it spends at least this much longer inside it than the

@@ -1,4 +1,4 @@
-"""Run the per-rank map step (analysis.ranks.summarize) over a set of reports: in this
+"""Run the per-rank map step (analysis.ranks.summary.summarize) over a set of reports: in this
 process, on a local process pool (the default), or on an existing Dask cluster.
 
 Each report is converted into the cache and reduced independently; the results come back
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from tuiperf import settings
-from tuiperf.analysis.ranks import Failed, Job, RankResult, summarize
+from tuiperf.analysis.ranks.summary import Failed, Job, RankResult, summarize
 from tuiperf.errors import MissingToolError
 
 Result = list[RankResult] | Failed

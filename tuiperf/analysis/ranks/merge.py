@@ -1,6 +1,6 @@
 """Every rank on one timeline: the per-rank traces as one Trace, on the aligned clock.
 
-Each rank's times are shifted by its clock offset (analysis.ranks_set), its processes keep
+Each rank's times are shifted by its clock offset (analysis.ranks.assemble), its processes keep
 their pids unless two ranks share one (separate machines), and each process is named after
 its rank, so the viewer shows a lane group per rank beside the GPUs' groups. GPUs keep their
 device numbers: ranks that shared one GPU share its group.

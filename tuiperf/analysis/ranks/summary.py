@@ -129,7 +129,7 @@ def summarize(job: Job) -> list[RankResult] | Failed:
     """The map step: one report -> its RankResult (one per process when the report holds
     several ranks), or Failed with the reason (never raises for a bad report: the reason
     travels back from a worker as data)."""
-    from tuiperf.analysis.ranks_split import process_trace, several_ranks
+    from tuiperf.analysis.ranks.split import process_trace, several_ranks
     from tuiperf.load.detect import KINETO, detect
     from tuiperf.load.open import OpenOptions, open_trace
 

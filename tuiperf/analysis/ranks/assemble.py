@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from tuiperf.analysis.ranks import STEP_COLUMNS, RankResult
-from tuiperf.analysis.ranks_waits import Wait, waits
+from tuiperf.analysis.ranks.summary import STEP_COLUMNS, RankResult
+from tuiperf.analysis.ranks.waits import Wait, waits
 from tuiperf.model import fmt
 
 #: the straggler's work between collectives must exceed the others' median by this factor
