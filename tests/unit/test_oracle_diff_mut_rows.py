@@ -300,3 +300,12 @@ def test_diff_traces_keeps_the_capturing_tool() -> None:
     d = D.diff_traces(nsys, kineto, "a", "b", findings=False)
     assert (d.before.tool, d.after.tool) == ("Nsight Systems", "torch.profiler (Kineto)")
     assert d.notes[0].startswith("captured by different tools (Nsight Systems vs torch.profiler")
+
+
+def test_a_gpu_that_did_not_change_is_plus_zero() -> None:
+    """GPU 0 +100 µs a step, GPU 1 unchanged: `+0 ns` (not a minus sign)."""
+    b = _side(BEFORE, {}, devices=(0, 1))
+    a = _side([1_500_000] * 3, {"compute": 300_000}, devices=(0, 1))
+    a.budget.devices[1].steady.ns["compute"] = 0  # type: ignore[union-attr]
+    (r,) = _compare(b, a).reasons
+    assert r[2] == "per GPU: GPU 0 +100 µs, GPU 1 +0 ns"
