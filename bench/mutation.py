@@ -38,7 +38,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_analysis_intervals.py", U + "test_oracle_intervals.py"]),
     "interval_sets": ("tuiperf/analysis/interval_sets.py", [U + "test_oracle_intervals.py"]),
     "comm": ("tuiperf/analysis/budget/comm.py", [U + "test_comm.py", U + "test_oracle_comm.py"]),
-    "diff": ("tuiperf/analysis/diff.py", [U + "test_diff.py", U + "test_oracle_diff.py"]),
+    "diff": ("tuiperf/analysis/diff/compare.py", [U + "test_diff.py", U + "test_oracle_diff.py"]),
     "ranks_set": ("tuiperf/analysis/ranks/assemble.py", [U + "test_oracle_ranks_set.py"]),
     "query": ("tuiperf/model/timeline/query.py", [
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py"]),

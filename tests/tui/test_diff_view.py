@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.data import unxz
 from tests.tui.pilot_helpers import screen_lines, sync
-from tuiperf.analysis.diff import FASTER, SAME, SLOWER, api_name
+from tuiperf.analysis.diff.compare import FASTER, SAME, SLOWER, api_name
 from tuiperf.errors import TuiperfError
 from tuiperf.load.open import OpenOptions
 from tuiperf.tui.screens.diff import DiffApp, DiffHelp, DiffScreen, DiffTable, exit_code

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.data import unxz
-from tuiperf.analysis.diff import (
+from tuiperf.analysis.diff.compare import (
     FASTER,
     SAME,
     SLOWER,

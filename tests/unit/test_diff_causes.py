@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tuiperf.analysis.diff import Row, _evidence
+from tuiperf.analysis.diff.compare import Row, _evidence
 
 
 def test_compute_and_comm_are_shown_by_their_own_kernels() -> None:
@@ -26,8 +26,8 @@ def test_a_bug_in_the_step_budget_is_not_hidden_as_no_steps(monkeypatch) -> None
     import pytest
 
     from tests.support.tiny import kernels_trace
-    from tuiperf.analysis import diff
     from tuiperf.analysis.budget import context
+    from tuiperf.analysis.diff import compare as diff
 
     def broken(ctx: object, steps: object = None) -> None:
         raise ZeroDivisionError("planted")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.data import unxz
-from tuiperf.analysis.diff import FASTER, UNKNOWN
+from tuiperf.analysis.diff.compare import FASTER, UNKNOWN
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.timeline.lanes import LaneSet, build_lanes
 from tuiperf.model.timeline.viewport import Viewport

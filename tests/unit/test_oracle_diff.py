@@ -1,4 +1,4 @@
-"""Oracle: the verdict of two reports (analysis.diff) at its thresholds, and the per-step
+"""Oracle: the verdict of two reports (analysis.diff.compare) at its thresholds, and the per-step
 by-name rows of hand-built traces.
 
 The verdict compares the median step's change with the noise, the larger of the two
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.support.tiny import Gpu, kernels_trace
-from tuiperf.analysis import diff as D
 from tuiperf.analysis.budget.step_budget import PARTS
+from tuiperf.analysis.diff import compare as D
 from tuiperf.model.trace import Trace
 
 WINDOWS = [(0, 1000), (1000, 2000), (2000, 3000)]

@@ -1,4 +1,4 @@
-"""Oracle: the comparison of two reports (analysis.diff) as its JSON, key by key, and the
+"""Oracle: the comparison of two reports (analysis.diff.compare) as its JSON, key by key, and the
 evidence each budget part's reason cites, on stand-in sides and hand-built traces whose
 every number is worked out in the comments (bench/mutation.md: these kill diff's
 survivors in `to_json`, `Row.to_json`, `_evidence`, `_most`, `_with_devices`, `_notes`).
@@ -16,8 +16,8 @@ import pytest
 
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
-from tuiperf.analysis import diff as D
 from tuiperf.analysis.budget.step_budget import PARTS
+from tuiperf.analysis.diff import compare as D
 from tuiperf.model.trace import Trace
 
 MS = 1_000_000

@@ -19,8 +19,8 @@ import pytest
 from tests.support.step_loop import Call, Op, build
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
-from tuiperf.analysis import diff as D
 from tuiperf.analysis.budget.step_budget import PARTS
+from tuiperf.analysis.diff import compare as D
 from tuiperf.model.trace import Trace, TraceMeta
 
 MS = 1_000_000

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tuiperf.analysis import diff as D
 from tuiperf.analysis.budget.step_budget import PARTS
+from tuiperf.analysis.diff import compare as D
 
 
 def _kernel(before: float, after: float, nb: float, na: float) -> D.Row:

@@ -39,7 +39,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuiperf.analysis.diff import diff_traces, to_json
+    from tuiperf.analysis.diff.compare import diff_traces, to_json
     from tuiperf.export import open_output, write_csv, write_json
     from tuiperf.load import detect as det
     from tuiperf.load.open import open_trace

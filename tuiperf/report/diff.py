@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tuiperf.analysis.diff import SAME, SHORT, UNKNOWN, Diff, Row, finding_status
+from tuiperf.analysis.diff.compare import SAME, SHORT, UNKNOWN, Diff, Row, finding_status
 from tuiperf.model import fmt
 
 CSV_HEADER = [

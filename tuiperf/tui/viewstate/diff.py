@@ -1,6 +1,6 @@
 """What the TUI's diff view shows, kept apart from the terminal (no Textual here).
 
-The comparison is `tuiperf.analysis.diff`'s: this holds which report is the baseline (a
+The comparison is `tuiperf.analysis.diff.compare`'s: this holds which report is the baseline (a
 swap compares again with the roles exchanged, from the measured sides), which steady step
 of each report is on screen (both timelines start at their step's start and share one
 time scale), which table is listed, its rows largest change first, and their cells.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.analysis.diff import (
+from tuiperf.analysis.diff.compare import (
     Diff,
     Row,
     api_name,
