@@ -33,13 +33,17 @@ U = "tests/unit/"
 MODULES: dict[str, tuple[str, list[str]]] = {
     "step_budget": ("tuiperf/analysis/budget/step_budget.py", [
         U + "test_step_budget.py", U + "test_budget_planted.py", U + "test_budget_cli.py",
-        U + "test_compile_warmup.py", U + "test_cuda_graphs.py"]),
+        U + "test_compile_warmup.py", U + "test_cuda_graphs.py", U + "test_oracle_step_time.py",
+        U + "test_oracle_step_budget_mut.py", U + "test_oracle_step_budget_mut_edges.py"]),
     "intervals": ("tuiperf/analysis/intervals.py", [
         U + "test_analysis_intervals.py", U + "test_oracle_intervals.py"]),
     "interval_sets": ("tuiperf/analysis/interval_sets.py", [U + "test_oracle_intervals.py"]),
     "comm": ("tuiperf/analysis/budget/comm.py", [U + "test_comm.py", U + "test_oracle_comm.py"]),
-    "diff": ("tuiperf/analysis/diff/compare.py", [U + "test_diff.py", U + "test_oracle_diff.py"]),
-    "ranks_set": ("tuiperf/analysis/ranks/assemble.py", [U + "test_oracle_ranks_set.py"]),
+    "diff": ("tuiperf/analysis/diff/compare.py", [
+        U + "test_diff.py", U + "test_oracle_diff.py", U + "test_oracle_diff_rows.py",
+        U + "test_oracle_diff_mut.py", U + "test_oracle_diff_mut_rows.py"]),
+    "ranks_set": ("tuiperf/analysis/ranks/assemble.py", [
+        U + "test_oracle_ranks_set.py", U + "test_oracle_ranks_waits.py"]),
     "query": ("tuiperf/model/timeline/query.py", [
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py"]),
     "stats": ("tuiperf/summaries/stats.py", [
