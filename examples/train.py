@@ -84,8 +84,8 @@ def main() -> int:
         "--steps",
         type=int,
         default=5,
-        help="training steps to run; with --profile, the steps recorded, after 1 waiting "
-        "and 1 warm-up step (so STEPS + 2 run)",
+        help="training steps to run; with --profile, the steps recorded, after 1 waiting, "
+        "3 timed (nothing recording) and 1 warm-up step (so STEPS + 5 run)",
     )
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--image-size", type=int, default=64)
@@ -133,7 +133,10 @@ def main() -> int:
                 loss = step(*next(it))
                 prof.step()
         ran = prof.total_steps
-        note = f" ({prof.wait} waiting, {prof.warmup} warm-up, {prof.steps} recorded)"
+        note = (
+            f" ({prof.wait} waiting, {prof.timed} timed, {prof.warmup} warm-up, "
+            f"{prof.steps} recorded)"
+        )
         print(f"trace: {args.profile}  (open it with: tuiperf {args.profile})")
     else:
         ran, note = args.steps, ""

@@ -35,14 +35,19 @@ program fails or is interrupted: `tuiperf profile` uses it for programs without
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from tuiperf import settings
+
+#: the key of the untraced step time (ns) in a trace's metadata / an NVTX mark's text
+UNTRACED_KEY = "tuiperf_untraced_step_ns"
 
 
 def _torch() -> Any:
@@ -65,11 +70,16 @@ class StepProfiler:
     """What `profile_steps` returns; call `step()` once at the end of every step."""
 
     def __init__(self, path: Path, steps: int, wait: int, warmup: int, nvtx: bool | None,
-                 **profiler_args: Any) -> None:  # fmt: skip
-        if steps < 1 or wait < 0 or warmup < 0:
-            raise ValueError("steps must be >= 1, wait and warmup >= 0")
+                 timed: int = 0, **profiler_args: Any) -> None:  # fmt: skip
+        if steps < 1 or wait < 0 or warmup < 0 or timed < 0:
+            raise ValueError("steps must be >= 1, wait, warmup and timed >= 0")
         self.path = Path(path)
         self.steps, self.wait, self.warmup = steps, wait, warmup
+        #: steps after `wait` timed with nothing recording: what a step costs untraced
+        self.timed = timed
+        self._t0 = 0.0
+        #: their mean wall time (ns), once timed (synchronized at both ends)
+        self.untraced_step_ns: int | None = None
         self._args = profiler_args
         self._nvtx = nvtx
         self._prof: Any = None
@@ -82,8 +92,12 @@ class StepProfiler:
 
     @property
     def total_steps(self) -> int:
-        """Steps the loop should run: waiting, warm-up and recorded ones."""
-        return self.wait + self.warmup + self.steps
+        """Steps the loop should run: waiting, timed, warm-up and recorded ones."""
+        return self.wait + self.timed + self.warmup + self.steps
+
+    @property
+    def _first_recorded(self) -> int:
+        return self.wait + self.timed + self.warmup
 
     @property
     def done(self) -> bool:
@@ -98,11 +112,12 @@ class StepProfiler:
             self._capture()
             self._push()
             return self
-        sched = torch.profiler.schedule(wait=self.wait, warmup=self.warmup, active=self.steps,
-                                        repeat=1)  # fmt: skip
+        sched = torch.profiler.schedule(wait=self.wait + self.timed, warmup=self.warmup,
+                                        active=self.steps, repeat=1)  # fmt: skip
         self._prof = torch.profiler.profile(activities=_activities(torch), schedule=sched,
                                             on_trace_ready=self._save, **self._args)  # fmt: skip
         self._prof.__enter__()
+        self._time()
         self._push()
         return self
 
@@ -114,10 +129,40 @@ class StepProfiler:
             return
         self._pop()
         self._step += 1
+        self._time()
         self._prof.step()
         self._capture()
+        self._say_untraced()
         if not self.done:
             self._push()
+
+    def _time(self) -> None:
+        """Time the `timed` steps after `wait`: nothing records them (torch.profiler waits,
+        Nsight Systems' capture range has not started)."""
+        if not self.timed or self._step not in (self.wait, self.wait + self.timed):
+            return
+        torch = _torch()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        if self._step == self.wait:
+            self._t0 = now
+        else:
+            self.untraced_step_ns = round((now - self._t0) * 1e9 / self.timed)
+
+    def _say_untraced(self) -> None:
+        """Put the untraced step time into the recording, as its first step begins: the
+        trace's metadata (torch.profiler) or an NVTX mark (Nsight Systems)."""
+        if self.untraced_step_ns is None or self._step != self._first_recorded:
+            return
+        value = str(self.untraced_step_ns)
+        if self.nsys:
+            if self._capturing:
+                # a torch built without NVTX raises: the mark is then left out
+                with contextlib.suppress(RuntimeError, AttributeError):
+                    _torch().cuda.nvtx.mark(f"{UNTRACED_KEY}={value}")
+        else:
+            self._prof.add_metadata(UNTRACED_KEY, value)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
@@ -136,7 +181,7 @@ class StepProfiler:
         """Nsight Systems mode: cudaProfilerStart as the recorded steps begin, Stop after."""
         if not self.nsys:
             return
-        recording = not end and self.wait + self.warmup <= self._step < self.total_steps
+        recording = not end and self._first_recorded <= self._step < self.total_steps
         if recording and not self._capturing:
             self._capturing = self._prof.start()
         elif not recording and self._capturing:
@@ -147,13 +192,14 @@ class StepProfiler:
     def _warn_unwritten(self) -> None:
         """Say on stderr that the block ended before any step was recorded."""
         what = "no steps captured" if self.nsys else f"no trace written to {self.path}"
-        if self.nsys and self._step >= self.wait + self.warmup:
+        if self.nsys and self._step >= self._first_recorded:
             print(f"tuiperf.torch: {what}: Nsight Systems' capture range starts with "
                   "cudaProfilerStart, and torch sees no GPU", file=sys.stderr)  # fmt: skip
             return
         print(
             f"tuiperf.torch: {what}: the block ended after "
-            f"{self._step} of its {self.wait} waiting and {self.warmup} warm-up steps, "
+            f"{self._step} of its {self.wait} waiting, {self.timed} timed and {self.warmup} "
+            "warm-up steps, "
             f"before any step was recorded (run {self.total_steps} steps, until `prof.done`, "
             "or pass smaller wait/warmup)",
             file=sys.stderr,
@@ -221,10 +267,13 @@ def _umask() -> int:
 
 
 def profile_steps(path: str | os.PathLike[str], steps: int = 5, *, wait: int = 1,
-                  warmup: int = 1, nvtx: bool | None = None, record_shapes: bool = True,
+                  warmup: int = 1, timed: int = 3, nvtx: bool | None = None,
+                  record_shapes: bool = True,
                   profile_memory: bool = False, with_stack: bool = True,
                   **profiler_args: Any) -> StepProfiler:  # fmt: skip
-    """Profile `steps` training steps after `wait` skipped and `warmup` unrecorded ones.
+    """Profile `steps` training steps after `wait` skipped, `timed` timed with nothing
+    recording (their mean goes into the trace, so tuiperf can say what the capture adds to
+    a step) and `warmup` unrecorded ones.
 
     `nvtx` (default: when CUDA is available) pushes an NVTX range per step.
     `with_stack` and `record_shapes` (both on by default) record each operator's Python
@@ -237,7 +286,7 @@ def profile_steps(path: str | os.PathLike[str], steps: int = 5, *, wait: int = 1
         steps = env_steps
     if mode == "torch" and env_out:
         path = env_out
-    prof = StepProfiler(Path(path), steps, wait, warmup, nvtx, record_shapes=record_shapes,
+    prof = StepProfiler(Path(path), steps, wait, warmup, nvtx, timed, record_shapes=record_shapes,
                         profile_memory=profile_memory, with_stack=with_stack,
                         **profiler_args)  # fmt: skip
     prof.nsys = mode == "nsys"

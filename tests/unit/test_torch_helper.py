@@ -58,7 +58,8 @@ def ranges(trace: Trace, domain: str):
 def test_steps_are_recorded(trace: Trace) -> None:
     ann = ranges(trace, "user_annotation")
     steps = sorted(t for t in ann["text"].cast("string").to_pylist() if t.startswith("Profiler"))
-    assert steps == [f"ProfilerStep#{i}" for i in range(1, STEPS + 1)]  # step 0 was warm-up
+    # steps 0-2 were timed with nothing recording, step 3 warm-up
+    assert steps == [f"ProfilerStep#{i}" for i in range(4, 4 + STEPS)]
     assert "forward" in ann["text"].cast("string").to_pylist()
     assert trace.meta.format == "kineto" and "cpu_op" in trace.meta.capture
 
@@ -94,7 +95,7 @@ def test_op_summary_and_durations(trace: Trace) -> None:
 def test_short_run_still_writes_a_trace(tmp_path: Path) -> None:
     """A loop that stops before all steps ran: the recorded part is still saved."""
     path = tmp_path / "short.json"
-    with tt.profile_steps(path, steps=5, wait=0, warmup=0) as prof:
+    with tt.profile_steps(path, steps=5, wait=0, warmup=0, timed=0) as prof:
         torch.ones(3).sum()
         prof.step()
     assert not prof.done
@@ -114,7 +115,7 @@ def test_block_ending_before_any_recorded_step_says_so(
     assert not prof.written and not path.exists()
     err = capsys.readouterr().err
     assert f"no trace written to {path}" in err
-    assert f"after {ran} of its 1 waiting and 1 warm-up steps" in err
+    assert f"after {ran} of its 1 waiting, 3 timed and 1 warm-up steps" in err
     assert list(tmp_path.iterdir()) == []  # no temporary file left either
 
 
@@ -132,13 +133,14 @@ def test_example_script_runs_on_cpu(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    # --steps 2 records 2 steps after 1 waiting and 1 warm-up step: 4 run, and it says so
-    assert "4 steps (1 waiting, 1 warm-up, 2 recorded) on cpu" in r.stdout
+    # --steps 2 records 2 steps after 1 waiting, 3 timed and 1 warm-up step: 7 run
+    assert "7 steps (1 waiting, 3 timed, 1 warm-up, 2 recorded) on cpu" in r.stdout
     t = open_trace(out, OpenOptions(use_cache=False))
     texts = set(t.table("nvtx")["text"].cast("string").to_pylist())
-    assert {"ProfilerStep#2", "ProfilerStep#3", "aten::conv2d"} <= texts
-    assert not {"ProfilerStep#1", "ProfilerStep#4"} & texts
+    assert {"ProfilerStep#5", "ProfilerStep#6", "aten::conv2d"} <= texts
+    assert not {"ProfilerStep#4", "ProfilerStep#7"} & texts
+    assert t.meta.untraced_step_ns is not None  # the 3 timed steps' mean
     help_text = subprocess.run(
         [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300
     ).stdout
-    assert "profiled ones" not in help_text and "STEPS + 2" in " ".join(help_text.split())
+    assert "profiled ones" not in help_text and "STEPS + 5" in " ".join(help_text.split())

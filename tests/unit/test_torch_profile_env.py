@@ -83,7 +83,8 @@ def test_nsys_mode_is_a_capture_range_over_the_recorded_steps(
     monkeypatch.setenv(settings.PROFILE_MODE, "nsys")
     prof = tt.profile_steps(tmp_path / "t.json", steps=3, wait=wait, warmup=warmup, nvtx=False)
     run_loop(prof, seen=cuda_log)
-    skipped = ["step"] * (wait + warmup)
+    skipped = ["step"] * (wait + prof.timed + warmup)  # 3 timed steps by default
+    assert prof.timed == 3
     assert cuda_log == [*skipped, "start", "step", "step", "step", "stop"]
     assert prof.written and list(tmp_path.iterdir()) == []  # nsys writes, not torch.profiler
 
@@ -92,7 +93,8 @@ def test_nsys_mode_ending_early_stops_the_range(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cuda_log: list[str]
 ) -> None:
     monkeypatch.setenv(settings.PROFILE_MODE, "nsys")
-    with tt.profile_steps(tmp_path / "t.json", steps=5, wait=0, warmup=1, nvtx=False) as prof:
+    with tt.profile_steps(tmp_path / "t.json", steps=5, wait=0, warmup=1, timed=0,
+                          nvtx=False) as prof:  # fmt: skip
         for _ in range(3):
             prof.step()
     assert cuda_log == ["start", "stop"]

@@ -29,6 +29,9 @@ class TraceMeta:
     from_cache: bool = False
     #: tables whose detail columns (schema.DETAIL_COLUMNS) are converted on first use
     deferred: list[str] = field(default_factory=list)
+    #: a step's wall time with nothing recording, timed by tuiperf.torch.profile_steps
+    #: before the recorded steps (ns; None when the report does not say)
+    untraced_step_ns: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -105,6 +105,13 @@ def step_line(b: Budget) -> str:
         out += f". Queue ahead of each GPU op: {fmt.duration(s.queue_ns)} (median)."
     else:
         out += "."
+    if b.untraced_step_ns is not None:
+        share = b.capture_adds_ns / b.step_ns if b.step_ns else 0.0
+        out += (
+            f" Timed with nothing recording (tuiperf.torch), a step took "
+            f"{fmt.duration(b.untraced_step_ns)}: the capture adds "
+            f"{fmt.duration(b.capture_adds_ns)} ({share:.0%}) a step."
+        )
     if b.confidence != "high":
         out += f" Steps inferred with {b.confidence} confidence: {b.confidence_reason}."
     return out

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from tuiperf.analysis import interval_sets as S
 from tuiperf.analysis.budget.comm_names import COMM_KERNEL
@@ -218,6 +220,15 @@ class Budget:
     step: StepTime | None = field(default=None, compare=False, repr=False)
     confidence: str = "high"  # of the step boundaries: high, medium, low
     confidence_reason: str = ""
+    #: a step timed with nothing recording (tuiperf.torch.profile_steps), ns
+    untraced_step_ns: int | None = None
+
+    @property
+    def capture_adds_ns(self) -> int:
+        """What recording adds to a step: the step here less the untraced one (0 if none)."""
+        if self.untraced_step_ns is None:
+            return 0
+        return max(self.step_ns - self.untraced_step_ns, 0)
 
     @property
     def step_ns(self) -> int:
@@ -257,6 +268,8 @@ class Budget:
             "step_basis": self.step_basis,
             "confidence": self.confidence,
             "confidence_reason": self.confidence_reason,
+            "untraced_step_ns": self.untraced_step_ns,
+            "capture_adds_ns": self.capture_adds_ns,
             "steady_steps": self.n_steady,
             "steady_labels": self.steady_labels,
             "startup_labels": self.startup_labels,
@@ -269,6 +282,26 @@ class Budget:
 
 
 # -- the computation ---------------------------------------------------------------------
+#: tuiperf.torch's NVTX mark (Nsight Systems) / metadata key for the untraced step time
+UNTRACED_MARK = "tuiperf_untraced_step_ns="
+
+
+def untraced_step_ns(ctx: TraceCtx) -> int | None:
+    """The step time tuiperf.torch measured with nothing recording: the trace's metadata
+    (torch.profiler), else the NVTX mark it leaves as Nsight Systems' capture starts."""
+    if ctx.trace.meta.untraced_step_ns:
+        return ctx.trace.meta.untraced_step_ns
+    nv = ctx.table("nvtx")
+    if nv.num_rows == 0:
+        return None
+    texts = pc.unique(nv.column("text").combine_chunks().cast(pa.string())).to_pylist()
+    for text in texts:
+        if isinstance(text, str) and text.startswith(UNTRACED_MARK):
+            value = text[len(UNTRACED_MARK) :]
+            return int(value) if value.isdigit() and int(value) > 0 else None
+    return None
+
+
 def step_budget(ctx: TraceCtx, steps: Steps | None = None) -> Budget | None:
     """The budget of the report's steady-state steps (`steps`, found when not given); None
     without steps or GPU work."""
@@ -293,6 +326,7 @@ def step_budget(ctx: TraceCtx, steps: Steps | None = None) -> Budget | None:
         step=win,
         confidence=steps.confidence,
         confidence_reason=steps.reason,
+        untraced_step_ns=untraced_step_ns(ctx),
     )
     note = _compile_note(ctx, int(steps.starts[first]), len(steady))
     if note:

@@ -143,7 +143,7 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
             f"{fmt.duration(hot.self_ns_per_step)} of host self time a step{at}."
         )
         nums["hot_op_self_ns_per_step"] = hot.self_ns_per_step
-    msg += _capture_cost(ctx)
+    msg += _measured_capture_cost(b) or _capture_cost(ctx)
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
     hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
@@ -156,6 +156,18 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
 #: what a capture that records a Python stack with every launch costs the loop's CPU:
 #: about 2x a small loop's step on the H200 (40.8 ms against ~21 ms under plain nsys)
 BACKTRACE_COST = 2.0
+
+
+def _measured_capture_cost(b: Budget) -> str:
+    """The capture's cost as tuiperf.torch timed it ("" when the report does not say)."""
+    if b.untraced_step_ns is None:
+        return ""
+    return (
+        f" Timed with nothing recording (tuiperf.torch), a step took "
+        f"{fmt.duration(b.untraced_step_ns)} against {fmt.duration(b.step_ns)} here: up to "
+        f"{fmt.duration(b.capture_adds_ns)} a step of this CPU-bound time is the capture's, "
+        "and the saving leaves it out."
+    )
 
 
 def _capture_cost(ctx: Ctx) -> str:

@@ -16,8 +16,9 @@ from typing import Any
 
 from tuiperf import settings
 
-#: bump whenever a canonical schema (tuiperf/schema.py) changes: old entries are then rebuilt
-SCHEMA_VERSION = 8
+#: bump whenever a canonical schema (tuiperf/schema.py) or what TraceMeta holds changes: old
+#: entries are then rebuilt (9: TraceMeta.untraced_step_ns)
+SCHEMA_VERSION = 9
 
 MANIFEST = "manifest.json"
 

@@ -435,4 +435,17 @@ def _meta(path: Path, c: Collected, header: dict[str, Any]) -> TraceMeta:
         source_tables=[
             f"{k} {n}" for k, n in sorted(c.categories.items(), key=lambda kv: str(kv[0]))
         ],
+        untraced_step_ns=_untraced(header.get(UNTRACED_KEY)),
     )
+
+
+#: tuiperf.torch's metadata key for the untraced step time (tuiperf.torch.UNTRACED_KEY)
+UNTRACED_KEY = "tuiperf_untraced_step_ns"
+
+
+def _untraced(value: Any) -> int | None:
+    try:
+        ns = int(value)
+    except (TypeError, ValueError):
+        return None
+    return ns if ns > 0 else None
