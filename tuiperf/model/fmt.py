@@ -108,5 +108,10 @@ def count(n: int | None) -> str:
     return "" if n is None else f"{n:,}"
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 event`, `2 events`, `1,385 regions`: a count with its noun, singular for one."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def percent(p: float | None) -> str:
     return "" if p is None else f"{p:.1f}%"

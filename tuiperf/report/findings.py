@@ -12,7 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from tuiperf.analysis.findings import SOURCE_LABELS, AnalysisResult, Finding
+from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
 from tuiperf.model import fmt
 
 _HIDDEN = ("table", "row")
@@ -123,8 +123,10 @@ def _text_finding(
         f"  [{f.rule}]",
     )
     con.print(head)
+    # "events: 78 events · 78 events" says the count twice
+    what = "" if f.scope.kind == SCOPE_EVENTS else f"{fmt.clean(f.scope.text(), _NAME_LIMIT)} · "
     scope = (
-        f"scope: {fmt.clean(f.scope.text(), _NAME_LIMIT)} · {f.count:,} events · "
+        f"scope: {what}{fmt.plural(f.count, 'event')} · "
         f"est. saving {saving_text(f, basis)} · {SOURCE_LABELS.get(f.source, f.source)}"
     )
     # paragraphs wrap under their own indent, not at column 0

@@ -134,7 +134,7 @@ def _finding(
         severity=sev,
         message=message,
         fix=fix or fixes.fix_for(rule),
-        scope=scope or Scope(SCOPE_EVENTS, f"{len(ev)} events"),
+        scope=scope or Scope(SCOPE_EVENTS, fmt.plural(len(ev), "event")),
         source=SOURCE_NSYS,
         count=len(ev),
         evidence=ev,
@@ -467,8 +467,8 @@ def gpu_time_util(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
     )
     low_ns = int(dur.sum())
     msg = (
-        f"{len(ev):,} regions ({fmt.duration(low_ns)}) where the GPU was busy less than "
-        f"{opts.util_threshold_pct}% of the time, averaging {float(pct.min()):.1f}% at the "
+        f"{fmt.plural(len(ev), 'region')} ({fmt.duration(low_ns)}) where the GPU was busy less "
+        f"than {opts.util_threshold_pct}% of the time, averaging {float(pct.min()):.1f}% at the "
         "lowest."
     )
     return [

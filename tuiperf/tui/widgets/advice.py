@@ -261,7 +261,7 @@ class AdvicePanel(Vertical):
         lines: list[RenderableType] = [
             head,
             self._text(fmt.clean(f.title), "bold"),
-            self._text(f"{f.count:,} events{scope} · {source} [{f.rule}]{why}", "dim"),
+            self._text(f"{fmt.plural(f.count, 'event')}{scope} · {source} [{f.rule}]{why}", "dim"),
             self._text(fmt.clean(f.message)),
         ]
         if f.fix.text:
