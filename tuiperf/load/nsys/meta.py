@@ -28,10 +28,34 @@ def read_meta(reader: NsysReader, source: str, fmt: str) -> TraceMeta:
     details = reader.raw("ANALYSIS_DETAILS", ["duration"])
     if details is not None and details.num_rows:
         meta.duration_ns = details["duration"][0].as_py()
-    diag = reader.raw("DIAGNOSTIC_EVENT", ["severity", "text"])
-    if diag is not None:
-        for sev, text in zip(diag["severity"].to_pylist(), diag["text"].to_pylist()):
-            if sev is not None and sev >= 2 and text:
-                level = "warning" if sev == 2 else "error"
-                meta.diagnostics.append(f"{level}: {text}")
+    meta.diagnostics += _diagnostics(reader)
     return meta
+
+
+def _diagnostics(reader: NsysReader) -> list[str]:
+    """nsys's warnings and errors, each with the process it is about when it names one
+    ("No CUDA events collected" is often a launcher's or a worker's, not the program's)."""
+    diag = reader.raw("DIAGNOSTIC_EVENT", ["severity", "text", "globalPid"])
+    if diag is None:
+        diag = reader.raw("DIAGNOSTIC_EVENT", ["severity", "text"])
+    if diag is None:
+        return []
+    gpids = diag["globalPid"].to_pylist() if "globalPid" in diag.column_names else []
+    names = _process_names(reader)
+    out = []
+    for i, (sev, text) in enumerate(zip(diag["severity"].to_pylist(), diag["text"].to_pylist())):
+        if sev is None or sev < 2 or not text:
+            continue
+        level = "warning" if sev == 2 else "error"
+        gpid = gpids[i] if i < len(gpids) else None
+        pid = (int(gpid) >> 24) & 0xFFFFFF if gpid is not None and gpid > 0 else None
+        who = f"process {pid}" + (f" ({names[pid]})" if pid in names else "") if pid else ""
+        out.append(f"{level}: {who}: {text}" if who else f"{level}: {text}")
+    return out
+
+
+def _process_names(reader: NsysReader) -> dict[int, str]:
+    t = reader.raw("PROCESSES", ["pid", "name"])
+    if t is None:
+        return {}
+    return {int(p): str(n) for p, n in zip(t["pid"].to_pylist(), t["name"].to_pylist()) if p}
