@@ -155,6 +155,8 @@ def test_the_budget_json_key_by_key() -> None:
         "gpu_lag_ns": -300 * US,
         "confidence": "high",
         "confidence_reason": "",
+        "untraced_step_ns": None,  # no tuiperf.torch timing in this trace
+        "capture_adds_ns": 0,
         "steady_steps": 3,
         "steady_labels": "step 1 … step 3",
         "startup_labels": "step 0",

@@ -166,23 +166,25 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
     steps = _need_steps(ctx)
     launch = ctx.launch_time("memcpy")
     idx = steps.index_of(launch)
-    inside = np.flatnonzero(h2d & (idx >= 0))
+    # the steady steps, as every step-counting finding: the start-up ones are model.to() too
+    steady = steps.steady()
+    inside = np.flatnonzero(h2d & _steady_mask(steps, idx))
     if len(inside) == 0:
         return []
-    before = int((h2d & (launch < steps.first_start)).sum())
+    before = int((h2d & (launch < steps.starts[steady[0]])).sum())
     with_copies = np.unique(idx[inside])
     per_step = len(inside) / len(with_copies)
     dur = A.ints(t, "duration")[inside]
     step_bytes = int(A.ints(t, "bytes")[inside].sum() / len(with_copies))
     msg = (
         f"{len(inside):,} host-to-device copies from pageable memory inside {len(with_copies)} "
-        f"of {len(steps)} training steps ({per_step:.3g} per step, {fmt.size(step_bytes)} "
+        f"of {len(steady)} steady-state steps ({per_step:.3g} per step, {fmt.size(step_bytes)} "
         f"a step, {fmt.duration(int(dur.sum()))} in all): each blocks the CPU and cannot "
         "overlap compute."
     )
     if before:
         msg += (
-            f" {before:,} more pageable copies before the first step are start-up "
+            f" {before:,} more pageable copies before the first steady step are start-up "
             "(model.to()) and harmless."
         )
     ev = _rows_evidence(
@@ -209,7 +211,7 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
     )
     found.budget_part, found.saving_model, found.modelled = model.part, model.basis, True
     found.beyond_part_ns = model.beyond_part_ns
-    found.title = steps_title("Pageable host-to-device copies", len(with_copies), len(steps))
+    found.title = steps_title("Pageable host-to-device copies", len(with_copies), len(steady))
     return [sites.name_sites(found, ctx, "memcpy", inside, "Copied from")]
 
 
