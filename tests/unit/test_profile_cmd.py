@@ -158,9 +158,9 @@ def test_steps_of_profile_steps(tmp_path: Path) -> None:
     trace = open_trace(tmp_path / "tuiperf_loop_1.pt.trace.json.gz", OpenOptions(use_cache=False))
     texts = trace.table("nvtx")["text"].cast("string").to_pylist()
     assert sorted(t for t in texts if t.startswith("ProfilerStep#")) == [
-        "ProfilerStep#1",
-        "ProfilerStep#2",
-    ]  # --steps 2 (not the script's 9) after its 1 warm-up step
+        "ProfilerStep#4",
+        "ProfilerStep#5",
+    ]  # --steps 2 (not the script's 9) after its 3 timed and 1 warm-up steps
     assert {"with_stack", "record_shapes"} <= set(trace.meta.capture)
 
 
