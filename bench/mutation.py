@@ -45,7 +45,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ranks_set": ("tuiperf/analysis/ranks/assemble.py", [
         U + "test_oracle_ranks_set.py", U + "test_oracle_ranks_waits.py"]),
     "query": ("tuiperf/model/timeline/query.py", [
-        U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py"]),
+        U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py",
+        U + "test_oracle_query_sort.py"]),
     "stats": ("tuiperf/summaries/stats.py", [
         U + "test_summary_golden.py", U + "test_groupstats.py"]),
     "roofline": ("tuiperf/analysis/ncu/roofline.py", [
