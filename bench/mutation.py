@@ -48,10 +48,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py",
         U + "test_oracle_query_sort.py"]),
     "stats": ("tuiperf/summaries/stats.py", [
-        U + "test_summary_golden.py", U + "test_groupstats.py"]),
+        U + "test_summary_golden.py", U + "test_groupstats.py", U + "test_oracle_stats.py"]),
     "roofline": ("tuiperf/analysis/ncu/roofline.py", [
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
-    "ncu_link": ("tuiperf/model/ncu/link.py", [U + "test_ncu_link.py"]),
+    "ncu_link": ("tuiperf/model/ncu/link.py", [
+        U + "test_ncu_link.py", U + "test_oracle_ncu_link.py"]),
 }  # fmt: skip
 #: tests too heavy for mutmut's forked runs (process pools, a Dask cluster): run only
 #: against the survivors, like the subprocess tests
