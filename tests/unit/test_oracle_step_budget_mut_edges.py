@@ -107,8 +107,8 @@ def test_a_budget_without_step_windows_in_json() -> None:
     doc = b.to_json()
     assert list(doc) == [
         "method", "method_text", "step_ns", "step_basis", "confidence", "confidence_reason",
-        "untraced_step_ns", "capture_adds_ns", "steady_steps", "steady_labels", "startup_labels", "startup_note", "device", "kinds",
-        "steady_median_ns", "devices",
+        "untraced_step_ns", "capture_adds_ns", "steady_steps", "steady_labels",
+        "startup_labels", "startup_note", "device", "kinds", "steady_median_ns", "devices",
     ]  # fmt: skip
     assert doc["method_text"] == "the repeating GPU kernel pattern (no step markers)"
     assert (doc["step_ns"], doc["step_basis"], doc["device"]) == (1001, "cpu_ranges", 3)
