@@ -37,6 +37,7 @@ from tuiperf.analysis.budget.comm_names import COMM_KERNEL
 from tuiperf.analysis.budget.steps import Steps, find_steps
 from tuiperf.analysis.intervals import Union, overlap_sum
 from tuiperf.analysis.trace_ctx import GPU_TABLES, TraceCtx
+from tuiperf.load.kineto.tables import UNTRACED_KEY
 from tuiperf.model import arrays as A
 
 BUSY_PARTS = ("compute", "comm", "copy")
@@ -282,8 +283,8 @@ class Budget:
 
 
 # -- the computation ---------------------------------------------------------------------
-#: tuiperf.torch's NVTX mark (Nsight Systems) / metadata key for the untraced step time
-UNTRACED_MARK = "tuiperf_untraced_step_ns="
+#: tuiperf.torch's NVTX mark (Nsight Systems) for the untraced step time: its metadata key
+UNTRACED_MARK = f"{UNTRACED_KEY}="
 
 
 def untraced_step_ns(ctx: TraceCtx) -> int | None:

@@ -140,6 +140,22 @@ def _drop_cut_last(ctx: TraceCtx, steps: Steps) -> Steps:
     return steps
 
 
+def _outermost(
+    ok: np.ndarray, start: np.ndarray, end: np.ndarray, pid: np.ndarray, tid: np.ndarray
+) -> tuple[int, int, np.ndarray]:
+    """The thread with the most `ok` ranges (the training loop: pid, tid) and, in start order,
+    its outermost ones (nested or repeated ranges dropped): their row indices."""
+    keys, counts = np.unique(np.stack([pid[ok], tid[ok]]), axis=1, return_counts=True)
+    p, t = (int(v) for v in keys[:, int(np.argmax(counts))])
+    sel = np.flatnonzero(ok & (pid == p) & (tid == t))
+    sel = sel[np.argsort(start[sel], kind="stable")]
+    keep = [sel[0]]
+    for i in sel[1:]:
+        if start[i] >= end[keep[-1]]:
+            keep.append(i)
+    return p, t, np.array(keep)
+
+
 def _from_ranges(ctx: TraceCtx) -> Steps | None:
     nv = ctx.table("nvtx")
     if nv.num_rows == 0:
@@ -158,17 +174,7 @@ def _from_ranges(ctx: TraceCtx) -> Steps | None:
     ok = mark & (end > start) & (pid >= 0)
     if not ok.any():
         return None
-    # the thread with the most step ranges is the training loop
-    keys, counts = np.unique(np.stack([pid[ok], tid[ok]]), axis=1, return_counts=True)
-    p, t = (int(v) for v in keys[:, int(np.argmax(counts))])
-    sel = np.flatnonzero(ok & (pid == p) & (tid == t))
-    sel = sel[np.argsort(start[sel], kind="stable")]
-    # nested or repeated step ranges: keep the outermost ones
-    keep = [sel[0]]
-    for i in sel[1:]:
-        if start[i] >= end[keep[-1]]:
-            keep.append(i)
-    k = np.array(keep)
+    p, t, k = _outermost(ok, start, end, pid, tid)
     steps = Steps(start[k], end[k], [str(text[i]) for i in k], source, p, t)
     return Steps(
         steps.starts,
@@ -199,15 +205,8 @@ def _from_wrapper_forwards(ctx: TraceCtx) -> Steps | None:
     ok &= (end > start) & (pid >= 0)
     if not ok.any():
         return None
-    keys, counts = np.unique(np.stack([pid[ok], tid[ok]]), axis=1, return_counts=True)
-    p, th = (int(v) for v in keys[:, int(np.argmax(counts))])
-    sel = np.flatnonzero(ok & (pid == p) & (tid == th))
-    sel = sel[np.argsort(start[sel], kind="stable")]
-    keep = [sel[0]]
-    for i in sel[1:]:  # the outermost forward of each iteration
-        if start[i] >= end[keep[-1]]:
-            keep.append(i)
-    starts = start[np.array(keep)]
+    p, th, k = _outermost(ok, start, end, pid, tid)  # the outermost forward of an iteration
+    starts = start[k]
     last = max(int(end[(pid == p) & (tid == th)].max()), _last_launch(ctx, starts[-1]))
     ends = np.append(starts[1:], last)
     labels = [f"iteration {k + 1}" for k in range(len(starts))]

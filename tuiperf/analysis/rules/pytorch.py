@@ -239,6 +239,7 @@ class PinnedModel:
 #: OS calls of the loop thread that hand a DataLoader worker's batch over: receiving its
 #: shared-memory file descriptors, unmapping the batch's memory when it is freed
 HANDOVER = re.compile(r"^(recvmsg|munmap)$")
+RECEIVE = re.compile(r"^recvmsg$")
 
 
 def _handover_ns(ctx: Ctx, steps: Steps, with_copies: np.ndarray, rows: np.ndarray) -> int:
@@ -254,8 +255,7 @@ def _handover_ns(ctx: Ctx, steps: Steps, with_copies: np.ndarray, rows: np.ndarr
     idx = steps.index_of(start)
     m = A.name_mask(os_t, "name", HANDOVER) & np.isin(A.ints(os_t, "tid", -1), tids)
     m &= np.isin(idx, with_copies)
-    names = A.strings(os_t, "name")
-    if not (m & (names == "recvmsg")).any():  # no batch comes from a worker process
+    if not (m & A.name_mask(os_t, "name", RECEIVE)).any():  # no batch from a worker process
         return 0
     return int(A.ints(os_t, "duration")[m].sum())
 
@@ -622,7 +622,8 @@ def top_kernel(ctx: Ctx) -> list[Finding]:
         f"{share:.1%} of kernel time ({len(rows):,} launches, "
         f"{fmt.duration(int(time[top]) // len(rows))} each on average)."
     )
-    fam = [i for i, n in enumerate(names) if kernel_family(str(n)) == kernel_family(names[top])]
+    top_family = kernel_family(names[top])
+    fam = [i for i, n in enumerate(names) if kernel_family(str(n)) == top_family]
     family_share = float(time[fam].sum()) / ctx.compute_time_ns
     if len(fam) > 1:
         msg += (
