@@ -225,18 +225,21 @@ def write_parquet(rs: RankSet, out: Path) -> None:
 
 def write_merged(rs: RankSet, args: argparse.Namespace, folder: Path) -> None:
     """Every rank's trace on the aligned clock, as one tuiperf folder (all or nothing)."""
-    from tuiperf.analysis.ranks.merge import merge
+    from tuiperf.analysis.ranks.merge import Report, merge
     from tuiperf.commands.convert import write_folder
     from tuiperf.load.open import open_trace
 
     opts = open_options(args)
-    firsts: dict[str, int] = {}
-    for r in rs.ranks:  # a report holding several ranks is merged once, as it is
-        firsts.setdefault(r.path, r.rank)
-    traces = [(rank, open_trace(Path(path), opts)) for path, rank in firsts.items()]
-    offsets = {rank: rs.offsets.get(rank, 0) for rank in firsts.values()}
-    source = f"{len(rs.ranks)} ranks: " + ", ".join(Path(p).name for p in firsts)
-    write_folder(merge(traces, offsets, source), folder, None, force=False)
+    by_path: dict[str, list[int]] = {}
+    for r in rs.ranks:  # a report holding several ranks is merged once, each process named
+        by_path.setdefault(r.path, []).append(r.rank)
+    reports = []
+    for path, ranks in by_path.items():
+        pids = {r.pid: r.rank for r in rs.ranks if r.path == path and r.pid is not None}
+        trace = open_trace(Path(path), opts)
+        reports.append(Report(trace, ranks[0], rs.offsets.get(ranks[0], 0), pids))
+    source = f"{len(rs.ranks)} ranks: " + ", ".join(Path(p).name for p in by_path)
+    write_folder(merge(reports, source), folder, None, force=False)
 
 
 COMMAND = Command(

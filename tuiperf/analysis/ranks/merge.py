@@ -1,12 +1,15 @@
 """Every rank on one timeline: the per-rank traces as one Trace, on the aligned clock.
 
-Each rank's times are shifted by its clock offset (analysis.ranks.assemble), its processes keep
-their pids unless two ranks share one (separate machines), and each process is named after
-its rank, so the viewer shows a lane group per rank beside the GPUs' groups. GPUs keep their
-device numbers: ranks that shared one GPU share its group.
+Each report's times are shifted by its clock offset (analysis.ranks.assemble), its processes
+keep their pids unless two reports share one (separate machines), and each process is named
+after its rank, so the viewer shows a lane group per rank beside the GPUs' groups. A report
+holding several ranks (one process each) names each of those processes after its own rank.
+GPUs keep their device numbers: ranks that shared one GPU share its group.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,12 +23,29 @@ _TIME_COLUMNS = ("start", "end")
 _PID_STRIDE = 1 << 32
 
 
-def merge(traces: list[tuple[int, Trace]], offsets: dict[int, int], source: str) -> Trace:
-    """One Trace of the (rank, trace) pairs; offsets[rank] is subtracted from its times."""
+@dataclass(frozen=True)
+class Report:
+    """One report of the set: its trace, its rank(s) and its clock offset."""
+
+    trace: Trace
+    rank: int  # the report's (first) rank: names its processes unless `pids` does
+    offset: int = 0  # ns subtracted from its times
+    #: pid -> rank, for a report that holds several ranks (one process each); its other
+    #: processes (a launcher) keep their own names
+    pids: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def ranks(self) -> int:
+        return len(self.pids) or 1
+
+
+def merge(reports: list[Report], source: str) -> Trace:
+    """One Trace of the reports, each on the common clock and its processes named by rank."""
     parts: dict[str, list[pa.Table]] = {n: [] for n in schema.TABLES}
     seen_pids: set[int] = set()
     devices: dict[int, dict] = {}
-    for rank, trace in traces:
+    for rep in reports:
+        trace, rank = rep.trace, rep.rank
         trace.complete_all()
         pids = _pids(trace)
         shift_pid = rank * _PID_STRIDE if pids & seen_pids else 0
@@ -38,20 +58,21 @@ def merge(traces: list[tuple[int, Trace]], offsets: dict[int, int], source: str)
                 continue
             if name in ("processes", "threads", "streams"):
                 t = _only(t, pids)
-            t = _shifted(t, offsets.get(rank, 0), shift_pid)
-            if name == "processes":
-                t = _named(t, rank)
+            if name == "processes":  # by the report's own pids, before any shift
+                t = _named(t, rep)
+            t = _shifted(t, rep.offset, shift_pid)
             parts[name].append(t)
     tables = {n: _concat(n, ts) for n, ts in parts.items() if n != "devices"}
     tables["devices"] = pa.Table.from_pylist(list(devices.values()), schema=schema.DEVICES)
-    first = traces[0][1].meta
+    first = reports[0].trace.meta
+    ranks = sum(r.ranks for r in reports)
     meta = TraceMeta(
         source=source,
         format=first.format,
         tool=first.tool,
         tool_version=first.tool_version,
-        capture=sorted({c for _, t in traces for c in t.meta.capture}),
-        diagnostics=[f"{len(traces)} ranks on one clock (tuiperf ranks --merge)"],
+        capture=sorted({c for r in reports for c in r.trace.meta.capture}),
+        diagnostics=[f"{ranks} ranks on one clock (tuiperf ranks --merge)"],
     )
     return Trace(tables, meta)
 
@@ -84,8 +105,13 @@ def _shifted(t: pa.Table, offset: int, pid_shift: int) -> pa.Table:
     return t
 
 
-def _named(t: pa.Table, rank: int) -> pa.Table:
-    names = [f"rank {rank}: {n}" if n else f"rank {rank}" for n in t["name"].to_pylist()]
+def _named(t: pa.Table, rep: Report) -> pa.Table:
+    """Each process named after its rank: a rank's own process in a report of several
+    ranks, every process of a report that is one rank."""
+    names = []
+    for pid, n in zip(t["pid"].to_pylist(), t["name"].to_pylist(), strict=True):
+        rank = rep.pids.get(pid) if rep.pids else rep.rank
+        names.append(n if rank is None else f"rank {rank}: {n}" if n else f"rank {rank}")
     return t.set_column(t.schema.get_field_index("name"), "name", pa.array(names, pa.string()))
 
 
