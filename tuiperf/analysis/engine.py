@@ -18,6 +18,8 @@ from tuiperf.analysis.findings import (
 from tuiperf.analysis.order import rank
 from tuiperf.analysis.rules import nsys as nsys_rules
 from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules.inference import for_inference
+from tuiperf.analysis.rules.run_facts import RunFacts, run_facts
 from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.trace import Trace
 
@@ -51,6 +53,7 @@ def analyze(
             _run(rid, SOURCE_NSYS, lambda f=fn: f(ctx, opts.nsys), opts, findings, checks)
         for rid, tfn in torch_rules.RULES.items():
             _run(rid, SOURCE_TUIPERF, lambda f=tfn: f(ctx), opts, findings, checks)
+        findings = for_inference(findings, _facts(ctx))
     if ncu is not None:
         from tuiperf.analysis.ncu import rules as ncu_rules
 
@@ -121,6 +124,13 @@ def _run(
         return
     findings.extend(found)
     checks.append(RuleCheck(rid, source, "found" if found else "clean"))
+
+
+def _facts(ctx: Ctx) -> RunFacts | None:
+    """What the run does, read from its kernels (None without kernels: nothing to say)."""
+    if ctx.table("kernels").num_rows == 0:
+        return None
+    return run_facts(ctx)
 
 
 def _budget(ctx: Ctx | None, checks: list[RuleCheck]) -> Any:

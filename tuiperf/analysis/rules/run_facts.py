@@ -58,8 +58,11 @@ class RunFacts:
 
     @property
     def inference(self) -> bool:
-        """No backward pass and no optimizer: the run does not train."""
-        return not (self.backward or self.optimizer)
+        """No backward pass and no optimizer: the run does not train. Not said when CUDA
+        graphs were traced whole: the kernels inside them (a captured backward pass and
+        optimizer step among them) are not in the report."""
+        hidden = self.graph_ns > 0 and self.graph_kernels == 0
+        return not (self.backward or self.optimizer or hidden)
 
 
 def run_facts(ctx: Ctx) -> RunFacts:
