@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "info",
     "summary",
     "export",
+    "sql",
     "analyze",
     "diff",
     "ranks",

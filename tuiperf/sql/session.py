@@ -1,0 +1,252 @@
+"""A read-only DuckDB session over one or more reports, one schema each.
+
+DuckDB scans the registered Arrow tables in place (no copy); the views rename their columns
+as the CSV export names them. The connection is locked down before any user SQL runs: no
+file system or network access (`enable_external_access=false`: COPY, ATTACH, read_csv,
+INSTALL and LOAD fail), no extension auto-loading, no scans of Python variables, and the
+configuration locked so a query cannot turn any of it back on. Only one SELECT (or
+EXPLAIN) statement runs per query.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from tuiperf import schema
+from tuiperf.errors import MissingToolError, UsageError
+from tuiperf.sql import tables as T
+from tuiperf.sql import views as V
+
+if TYPE_CHECKING:
+    from tuiperf.model.ncu.metrics import KernelMetrics
+    from tuiperf.model.trace import Trace
+
+MISSING = "tuiperf sql needs DuckDB, which is not installed: pip install 'tuiperf[sql]'"
+#: the settings every session starts with, locked (docs/sql.md)
+LOCKED_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "python_enable_replacements": False,
+    "lock_configuration": True,
+}
+_ALLOWED = ("SELECT", "EXPLAIN")
+
+
+class SqlError(UsageError):
+    """A query DuckDB rejected, as one line."""
+
+
+@dataclass
+class Source:
+    """One report: a timeline (`trace`), an Nsight Compute report (`ncu`), or both."""
+
+    trace: Trace | None = None
+    ncu: KernelMetrics | None = None
+
+    def views(self) -> list[str]:
+        names: list[str] = []
+        if self.trace is not None:
+            names += [v.name for v in V.EVENT_VIEWS] + list(V.PLAIN_VIEWS)
+            names += [n for n in V.DERIVED_VIEWS if n != "findings"]
+        if self.trace is not None or self.ncu is not None:
+            names.append("findings")
+        if self.ncu is not None:
+            names += list(V.NCU_VIEWS)
+        return names
+
+
+@dataclass
+class Result:
+    table: pa.Table
+    truncated: bool  # more rows than the limit
+
+
+def duckdb_module() -> Any:
+    try:
+        import duckdb
+    except ImportError as e:
+        raise MissingToolError(MISSING) from e
+    return duckdb
+
+
+def connect() -> Any:
+    """An in-memory DuckDB connection with file, network and extension access off, locked."""
+    return duckdb_module().connect(":memory:", config=dict(LOCKED_CONFIG))
+
+
+def one_line(e: BaseException) -> str:
+    """DuckDB's message on one line (the LINE/caret picture of a parser error dropped)."""
+    lines = [s.strip() for s in str(e).splitlines()]
+    keep = [s for s in lines if s and not s.startswith("LINE ") and set(s) != {"^"}]
+    return " ".join(keep) or type(e).__name__
+
+
+@dataclass
+class Session:
+    """Views over `sources` (schema name -> report); a single report's schema is `main`."""
+
+    sources: dict[str, Source]
+    empty: bool = False  # views over empty tables (for --schema: no data is read)
+    con: Any = field(default=None, repr=False)
+    _made: set[tuple[str, str]] = field(default_factory=set, repr=False)
+
+    def __post_init__(self) -> None:
+        self.con = connect()
+        for name in self.sources:
+            if name != "main":
+                self.con.execute(f"CREATE SCHEMA {V.quote(name)}")
+
+    # -- views -------------------------------------------------------------------------
+    def ensure(self, names: set[str]) -> None:
+        """Create the views `names` in every schema that offers them (once)."""
+        for sch, src in self.sources.items():
+            for view in src.views():
+                if view in names and (sch, view) not in self._made:
+                    self._create(sch, src, view)
+                    self._made.add((sch, view))
+
+    def ensure_all(self) -> None:
+        self.ensure({v for s in self.sources.values() for v in s.views()})
+
+    def _create(self, sch: str, src: Source, view: str) -> None:
+        target = f"{V.quote(sch)}.{V.quote(view)}"
+        event = next((v for v in V.EVENT_VIEWS if v.name == view), None)
+        if event is not None:
+            raw = self._register(sch, event.table, self._event_table(src, event.table))
+            body = ", ".join(f"{e} AS {V.quote(n)}" for e, n in event.select())
+            self.con.execute(f"CREATE VIEW {target} AS SELECT {body} FROM {raw}")
+        elif view in V.NCU_VIEWS:
+            self._create_ncu(sch, src, view, target)
+        else:
+            raw = self._register(sch, view, self._table(src, view))
+            self.con.execute(f"CREATE VIEW {target} AS SELECT * FROM {raw}")
+
+    def _create_ncu(self, sch: str, src: Source, view: str, target: str) -> None:
+        from tuiperf.model.ncu.metrics import SCHEMAS
+
+        def part(name: str) -> pa.Table:
+            if self.empty or src.ncu is None:
+                return SCHEMAS[name].empty_table()
+            return src.ncu.tables[name]
+
+        kernels = self._register(sch, "ncu_kernels", part("kernels"))
+        if view == "ncu_kernels":
+            self.con.execute(f"CREATE VIEW {target} AS SELECT * FROM {kernels}")
+            return
+        metrics = self._register(sch, "ncu_metrics", part("metrics"))
+        sql = T.NCU_METRICS_SQL.format(metrics=metrics, kernels=kernels)
+        self.con.execute(f"CREATE VIEW {target} AS {sql}")
+
+    def _register(self, sch: str, name: str, table: pa.Table) -> str:
+        raw = f"_{sch}_{name}"
+        self.con.register(raw, table)
+        return V.quote(raw)
+
+    def _event_table(self, src: Source, table: str) -> pa.Table:
+        if self.empty or src.trace is None:
+            t = schema.empty(table)
+            if table == "graphs":
+                t = t.append_column("launch", pa.array([], pa.string()))
+            return t
+        t = src.trace.table(table)
+        if table == "graphs":  # with the API call that launched each execution
+            from tuiperf.model.timeline.graph_launch import with_launch
+
+            t = with_launch(src.trace, t)
+        return t
+
+    def _table(self, src: Source, view: str) -> pa.Table:
+        """A plain canonical table or a derived one (steps, budget, findings)."""
+        if view in V.PLAIN_VIEWS:
+            return schema.empty(view) if self.empty or src.trace is None else src.trace.table(view)
+        empty = {"steps": T.STEPS, "budget": T.budget_schema(), "findings": T.FINDINGS}[view]
+        if self.empty:
+            return empty.empty_table()
+        if view == "findings":
+            return T.findings_table(src.trace, src.ncu)
+        assert src.trace is not None
+        return T.steps_table(src.trace) if view == "steps" else T.budget_table(src.trace)
+
+    # -- queries -----------------------------------------------------------------------
+    def query(self, sql: str, limit: int | None = None) -> Result:
+        """Run one SELECT; at most `limit` rows (None: all), read batch by batch."""
+        duckdb = duckdb_module()
+        try:
+            kinds = [s.type.name for s in self.con.extract_statements(sql)]
+            if len(kinds) != 1:
+                raise SqlError(f"give one SQL statement, not {len(kinds)}")
+            if kinds[0] not in _ALLOWED:
+                raise SqlError(f"only SELECT queries run here (read-only), not {kinds[0]}")
+            self.ensure(_names(duckdb.get_table_names(sql)))
+            reader = self.con.sql(sql).to_arrow_reader(10_000)
+            return _read(reader, limit)
+        except duckdb.CatalogException as e:
+            raise SqlError(self._unknown(one_line(e))) from e
+        except duckdb.Error as e:
+            raise SqlError(one_line(e)) from e
+
+    def _unknown(self, message: str) -> str:
+        """A missing table named with the views there are (DuckDB's guess is a catalog
+        table: the views are created when a query names them)."""
+        m = re.search(r"Table with name (\S+) does not exist", message)
+        if m is None:
+            return message
+        offered = sorted({v for s in self.sources.values() for v in s.views()})
+        where = "" if list(self.sources) == ["main"] else f" in schemas {', '.join(self.sources)}"
+        return f"no view {m.group(1)!r}; views{where}: {', '.join(offered)}"
+
+    def describe(self) -> pa.Table:
+        """One row per view and column: schema, view, column, type, unit, what the view is."""
+        self.ensure_all()
+        rows: list[dict[str, str]] = []
+        about = {v.name: v.about for v in V.EVENT_VIEWS}
+        about |= V.PLAIN_VIEWS | V.DERIVED_VIEWS | V.NCU_VIEWS
+        for sch, src in self.sources.items():
+            for view in src.views():
+                desc = self.con.sql(f"DESCRIBE {V.quote(sch)}.{V.quote(view)}").fetchall()
+                rows += [
+                    {"schema": sch, "view": view, "column": c, "type": t, "unit": V.unit(c),
+                     "about": about[view]} for c, t, *_ in desc
+                ]  # fmt: skip
+        return pa.Table.from_pylist(rows)
+
+
+def _names(found: set[str]) -> set[str]:
+    """View names from DuckDB's list of referenced tables (`r1.kernels AS k` -> kernels)."""
+    return {re.split(r"\s+AS\s+", n, flags=re.IGNORECASE)[0].split(".")[-1].strip('"').lower()
+            for n in found}  # fmt: skip
+
+
+def _read(reader: Any, limit: int | None) -> Result:
+    batches: list[pa.RecordBatch] = []
+    n = 0
+    truncated = False
+    for batch in reader:
+        if limit is not None and n + batch.num_rows > limit:
+            batches.append(batch.slice(0, limit - n))
+            truncated = True
+            break
+        batches.append(batch)
+        n += batch.num_rows
+    table = pa.Table.from_batches(batches, schema=reader.schema)
+    return Result(plain_numbers(table), truncated)
+
+
+def plain_numbers(table: pa.Table) -> pa.Table:
+    """DuckDB's SUM of BIGINT is a HUGEINT (Arrow decimal128(38, 0)): whole decimals become
+    int64 where they fit, others float64, so JSON writes numbers, not strings."""
+    for i, f in enumerate(table.schema):
+        if not pa.types.is_decimal(f.type):
+            continue
+        col = table.column(i)
+        try:
+            new = col.cast(pa.int64()) if f.type.scale == 0 else col.cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            new = col.cast(pa.float64())
+        table = table.set_column(i, f.name, new)
+    return table
