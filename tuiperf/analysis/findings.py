@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from tuiperf.model import fmt
+
 #: where a finding's logic comes from
 SOURCE_TUIPERF = "tuiperf"
 SOURCE_NSYS = "nsys-analyze"
@@ -217,7 +219,7 @@ class AnalysisResult:
     def saving_basis(self) -> str:
         """What est_saving_pct is a share of."""
         if self.budget is not None:
-            return f"steady-state step time ({self.budget.n_steady} steps)"
+            return f"steady-state step time ({fmt.plural(self.budget.n_steady, 'step')})"
         if self.ncu_only:
             return "the profiled kernels' summed duration"
         return "profiled time (no training steps found: the whole capture)"

@@ -83,7 +83,8 @@ def headline(b: Budget) -> str:
     d = b.main
     dev = f" · device {d.device} of {len(b.devices)}" if len(b.devices) > 1 else ""
     return (
-        f"Step budget · {b.n_steady} steady-state steps ({b.steady_labels}; found from "
+        f"Step budget · {fmt.plural(b.n_steady, 'steady-state step')} ({b.steady_labels}; "
+        "found from "
         f"{b.method_text}) · step {fmt.duration(b.step_ns)}{dev} · GPU busy "
         f"{st.pct('busy'):.1f}%, idle {st.pct('idle'):.1f}%"
     )
@@ -92,7 +93,8 @@ def headline(b: Budget) -> str:
 def step_line(b: Budget) -> str:
     """What a step costs and what it is measured over; the queue ahead of the GPU; how
     sure the steps are."""
-    out = f"A step costs {fmt.duration(b.step_ns)}: the steady span over {b.n_steady} steps"
+    over = fmt.plural(b.n_steady, "step")
+    out = f"A step costs {fmt.duration(b.step_ns)}: the steady span over {over}"
     s = b.step
     if s is not None:
         out += f", measured over {BASES[s.basis]}"

@@ -252,7 +252,7 @@ def _unexplained(findings: list[Finding], budget: Budget) -> Finding | None:
         fix=fixes.fix_for("idle_unexplained"),
         scope=Scope(
             SCOPE_RANGE,
-            f"{budget.steady_labels} ({len(steps)} steady-state steps)",
+            f"{budget.steady_labels} ({fmt.plural(len(steps), 'steady-state step')})",
             steps[0].start_ns,
             steps[-1].end_ns,
         ),

@@ -61,7 +61,7 @@ def _scope(b: Budget) -> Scope:
     steps = b.main.steps
     return Scope(
         SCOPE_RANGE,
-        f"{b.steady_labels} ({len(steps)} steady-state steps, {b.method_text})",
+        f"{b.steady_labels} ({fmt.plural(len(steps), 'steady-state step')}, {b.method_text})",
         steps[0].start_ns,
         steps[-1].end_ns,
     )

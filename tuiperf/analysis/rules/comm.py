@@ -110,7 +110,7 @@ def _budget_part(ctx: Ctx, lc: LoopComm) -> str | None:
 def _scope(lc: LoopComm) -> Scope:
     first, last = lc.steps[0], lc.steps[-1]
     label = first.label if first is last else f"{first.label} … {last.label}"
-    return Scope(SCOPE_RANGE, f"{label} ({len(lc.steps)} steady-state steps)",
+    return Scope(SCOPE_RANGE, f"{label} ({fmt.plural(len(lc.steps), 'steady-state step')})",
                  first.start_ns, last.end_ns)  # fmt: skip
 
 

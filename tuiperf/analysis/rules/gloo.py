@@ -54,7 +54,8 @@ def gloo_staging(ctx: Ctx) -> list[Finding]:
     d2h, h2d = int((kinds == "Device-to-Host").sum()), int((kinds == "Host-to-Device").sum())
     msg = (
         f"gloo's threads copy {fmt.size(size // n)} a steady step between the GPU and the "
-        f"host ({d2h:,} device-to-host and {h2d:,} host-to-device copies in {n} steps, "
+        f"host ({d2h:,} device-to-host and {h2d:,} host-to-device copies in "
+        f"{fmt.plural(n, 'step')}, "
         f"{fmt.duration(dur // n)} of copying a step): collectives over gloo stage CUDA "
         "tensors through host memory and reduce them on the CPU. Saving modelled as those "
         "copies' time, which NCCL does not make (a lower bound: the host-side reduction "

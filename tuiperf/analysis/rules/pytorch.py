@@ -119,7 +119,7 @@ def _steps_scope(steps: Steps, idx: np.ndarray) -> Scope:
     }.get(steps.source, "repeated pattern")
     return Scope(
         SCOPE_RANGE,
-        f"{steps.label_span(idx)} ({len(idx)} steps, {what})",
+        f"{steps.label_span(idx)} ({fmt.plural(len(idx), 'step')}, {what})",
         int(steps.starts[idx[0]]),
         int(steps.ends[idx[-1]]),
     )
