@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pytest
 
 from tuiperf import schema
 from tuiperf.model.ncu import link as L
@@ -170,7 +169,8 @@ def _link_a() -> L.NcuLink:
 #   step 3 > forward exactly: the first, r6, is the profiled one (ORDER), r8 NVTX.
 # * choices in the order assigned: (0,), (1,), (2,), (0, 1, 2), (3,)
 CHOICE_A = [0, 1, 4, 2, 3, 0, 4, 1, 4, 2, 3, -1, -1, -1]
-LEVEL_A = [6, 6, 4, 6, 4, 6, 6, 6, 5, 6, 5, 0, 0, 0]
+OR, LO, NV, NO = L.ORDER, L.NVTX_LOOSE, L.NVTX, L.NONE
+LEVEL_A = [OR, OR, LO, OR, LO, OR, OR, OR, NV, OR, NV, NO, NO, NO]
 
 
 def test_choices_and_levels_by_hand() -> None:
@@ -264,17 +264,20 @@ def _link_b() -> L.NcuLink:
 
 def test_by_kernel_name_without_contexts() -> None:
     """`add`: normalized names agree (casts and at::native:: dropped); a0-a2 have ncu 0
-    and 1's grid: both, by configuration only (no NVTX anywhere); ncu 3's grid 9 has no
-    launch, a3's grid 2 no result: similar. `scale` has no grid in ncu: s0 and s1 (two
-    configurations) are both its launches."""
+    and 1's grid, and no NVTX anywhere: the run is the one instance, so by start a0 is
+    ncu 0 and a1 ncu 1 (LAUNCH_ORDER, issue 35 item 9), a2 either (LAUNCH); ncu 3's grid 9
+    has no launch, a3's grid 2 no result: similar. `scale` has no grid in ncu: s0 and s1
+    (two configurations) are both its launches, the first of them (s0) the profiled one.
+    Choices in the order assigned: (0,), (1,), (0, 1), (2,)."""
     link = _link_b()
     assert link.matched_on == "kernel name"
-    assert link.choices == [(0, 1), (2,)]
-    assert link.choice_of_row.tolist() == [0, 0, 0, -1, 1, 1, -1]
-    assert link.level_of_row.tolist() == [3, 3, 3, 0, 3, 3, 0]
+    assert link.choices == [(0,), (1,), (0, 1), (2,)]
+    assert link.choice_of_row.tolist() == [0, 1, 2, -1, 3, 3, -1]
+    lo, la, no = L.LAUNCH_ORDER, L.LAUNCH, L.NONE
+    assert link.level_of_row.tolist() == [lo, lo, la, no, lo, la, no]
     assert {k: v.tolist() for k, v in link.rows_of.items()} == {
-        0: [0, 1, 2],
-        1: [0, 1, 2],
+        0: [0, 2],
+        1: [1, 2],
         2: [4, 5],
     }
     assert link.by_name == {ADD_NSYS: (0, 1), "scale": (2,)}
@@ -288,20 +291,22 @@ def test_by_kernel_name_without_contexts() -> None:
         "not linked: 1 launches in the nsys report are similar (the same short name, or the "
         "same kernel with another grid/block), not this launch"
     )
-    assert link.describe(0) == "2 ncu results: IDs 0, 1 (same name and launch configuration)"
-    assert link.exact_rows_for(2).tolist() == [4, 5]
+    assert link.describe(2) == "2 ncu results: IDs 0, 1 (same name and launch configuration)"
+    assert link.describe(0) == (
+        "ncu ID 0 (same name and launch configuration, and launch order (no NVTX context))"
+    )
+    assert link.exact_rows_for(2).tolist() == [4]
+    assert link.jump_rows_for(2).tolist() == [4, 5]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 35 item 9: without NVTX ranges there is no range instance to order in, so "
-    "ncu results 0 and 1 of one kernel both link to every launch and step to the same "
-    "first launch (a0) instead of the 1st and 2nd launch",
-)
 def test_consecutive_results_take_consecutive_launches_without_ranges() -> None:
+    """Issue 35 item 9: ncu 0 and 1 (one kernel, one configuration, no NVTX) are its 1st
+    and 2nd launch, a0 and a1; Enter steps from there to a2, which either may be."""
     link = _link_b()
     assert link.exact_rows_for(0).tolist() == [0]
     assert link.exact_rows_for(1).tolist() == [1]
+    assert link.jump_rows_for(0).tolist() == [0, 2]
+    assert link.jump_rows_for(1).tolist() == [1, 2]
 
 
 # --- LaneMarks ------------------------------------------------------------------------------
@@ -414,15 +419,17 @@ def test_a_call_on_the_range_end_is_outside_it() -> None:
     assert link.level_of_row.tolist() == [L.NONE, L.ORDER]
 
 
-def test_no_ranges_on_either_side_match_without_an_instance() -> None:
+def test_no_ranges_on_either_side_order_over_the_run() -> None:
     """ncu 1 (`b`) was profiled with an empty NVTX stack (the capture has stacks: ncu 0
     has one). Its launches from thread 2 (no ranges at all) and thread 3 (its range [0, 10)
-    closed before the call at 40) have empty stacks too: the same context (NVTX) but no
-    range instance to order in: NVTX, not ORDER."""
+    closed before the call at 40) have empty stacks too: the same context (NVTX), and the
+    run is their instance: the first by start (row 1, at 50) is the profiled one (ORDER),
+    row 0 (at 60) NVTX."""
     rows = [(60, 2, "b", None, 4, 32, 50), (50, 3, "b", None, 4, 32, 40)]
     link = _link_d(rows, [(0, 10, 1, 3, "x", "PushPop", 0)])
     assert link.choice_of_row.tolist() == [0, 0] and link.choices == [(1,)]
-    assert link.level_of_row.tolist() == [L.NVTX, L.NVTX]
+    assert link.level_of_row.tolist() == [L.NVTX, L.ORDER]
+    assert link.exact_rows_for(1).tolist() == [1]
     assert link.unmatched_ncu == [0]
 
 
@@ -442,7 +449,7 @@ def test_mangled_names_on_the_ncu_side_only_match_by_name() -> None:
     ncu = [(k[0], k[1], k[2], f"_Z{k[0]}", *k[4:]) for k in NCU_B]
     link = L.build_link(_trace(kernels=_kernels(ROWS_B), api=_api(ROWS_B)), _ncu(ncu))
     assert link.matched_on == "kernel name"
-    assert link.choice_of_row.tolist() == [0, 0, 0, -1, 1, 1, -1]
+    assert link.choice_of_row.tolist() == [0, 1, 2, -1, 3, 3, -1]
 
 
 def test_nothing_to_match() -> None:
@@ -524,3 +531,88 @@ def test_launches_that_start_together_keep_their_row_order() -> None:
     want = [30 + r // 2 if r % 2 == 0 else r // 2 for r in range(60)]
     assert [link.ids_for_row(r) for r in range(60)] == [(k,) for k in want]
     assert set(link.level_of_row.tolist()) == {L.ORDER}
+
+
+# --- F: no NVTX context to compare vs a context that matches nothing (issue 35 item 9) ----
+
+
+def test_a_capture_without_nvtx_orders_over_the_whole_run() -> None:
+    """ncu 0-2 of `k` recorded no NVTX (no `--nvtx`); the trace runs `k` twice in `step 1`
+    [0, 1000) and twice in `step 2` [1000, 2000). ncu took the first three launches of the
+    run, whatever ranges were open: rows 0, 1, 2 (starts 100, 200, 1100) are ncu 0, 1, 2
+    (LAUNCH_ORDER), row 3 any of them (LAUNCH). Ordering per range instance would give
+    row 2 ncu 0 instead."""
+    rows = [(100 * s, 1, "k", None, 4, 32, 100 * s - 50) for s in (1, 2, 11, 12)]
+    ranges = [(0, 1000, 1, 1, "step 1", "PushPop", 0), (1000, 2000, 1, 1, "step 2", "PushPop", 0)]
+    ncu = [(i, "k", "k", None, 4, 32, ()) for i in range(3)]
+    link = _link_d(rows, ranges, ncu)
+    assert link.choices == [(0,), (1,), (2,), (0, 1, 2)]
+    assert link.choice_of_row.tolist() == [0, 1, 2, 3]
+    lo = L.LAUNCH_ORDER
+    assert link.level_of_row.tolist() == [lo, lo, lo, L.LAUNCH]
+    assert [link.exact_rows_for(k).tolist() for k in range(3)] == [[0], [1], [2]]
+    facts_text = L.LEVEL_TEXT[link.level(0)]
+    assert facts_text == "same name and launch configuration, and launch order (no NVTX context)"
+    assert L.LEVEL_SHORT[lo] == "+ launch order"
+
+
+def test_results_outnumbering_the_launches_are_not_ordered() -> None:
+    """Three results of `k` without NVTX and two launches in the trace: ncu did not profile
+    this run's first launches (there are too few), so both launches may be any of the
+    three (LAUNCH); with as many launches as results (the boundary) they are ordered."""
+    ncu = [(i, "k", "k", None, 4, 32, ()) for i in range(3)]
+    two = [(100, 1, "k", None, 4, 32, 50), (200, 1, "k", None, 4, 32, 150)]
+    link = _link_d(two, [], ncu)
+    assert link.choices == [(0, 1, 2)] and link.level_of_row.tolist() == [L.LAUNCH] * 2
+    three = [*two, (300, 1, "k", None, 4, 32, 250)]
+    link = _link_d(three, [], ncu)
+    assert link.choice_of_row.tolist() == [0, 1, 2]
+    assert link.level_of_row.tolist() == [L.LAUNCH_ORDER] * 3
+
+
+def test_launch_configurations_are_ordered_apart() -> None:
+    """ncu 0 (grid 4), 1 (grid 8), 2 (grid 4), no NVTX; launches g4, g8, g4, g4, g8 (rows
+    0-4 by start). Grid 4: rows 0, 2 are ncu 0, 2, row 3 either; grid 8: row 1 is ncu 1,
+    row 4 ncu 1 too (the only candidate, LAUNCH). Choices in the order assigned: grid 4's
+    bucket first (the lower configuration code): (0,), (2,), (0, 2), then (1,)."""
+    grids = [4, 8, 4, 4, 8]
+    rows = [(100 * (i + 1), 1, "k", None, g, 32, 100 * (i + 1) - 50) for i, g in enumerate(grids)]
+    ncu = [(0, "k", "k", None, 4, 32, ()), (1, "k", "k", None, 8, 32, ()),
+           (2, "k", "k", None, 4, 32, ())]  # fmt: skip
+    link = _link_d(rows, [], ncu)
+    assert link.choices == [(0,), (2,), (0, 2), (1,)]
+    assert link.choice_of_row.tolist() == [0, 3, 1, 2, 3]
+    lo, la = L.LAUNCH_ORDER, L.LAUNCH
+    assert link.level_of_row.tolist() == [lo, lo, lo, la, la]
+    assert [link.exact_rows_for(k).tolist() for k in range(3)] == [[0], [1], [2]]
+
+
+def test_a_result_without_a_grid_is_ordered_once_over_its_configurations() -> None:
+    """ncu 0 recorded no grid and no NVTX; its launches run with grids 8 (row 0, at 300)
+    and 4 (row 1, at 100). One result, one profiled launch: the run's first, row 1
+    (LAUNCH_ORDER); row 0 is its launch too (LAUNCH), not a second first launch."""
+    rows = [(300, 1, "k", None, 8, 32, 250), (100, 1, "k", None, 4, 32, 50)]
+    link = _link_d(rows, [], [(0, "k", "k", None, None, 32, ())])
+    assert link.choice_of_row.tolist() == [0, 0]
+    assert link.level_of_row.tolist() == [L.LAUNCH, L.LAUNCH_ORDER]
+    assert link.exact_rows_for(0).tolist() == [1]
+
+
+def test_empty_stacks_are_ordered_and_a_foreign_context_is_left_out() -> None:
+    """The capture recorded stacks (ncu 2 was profiled in `fwd`); ncu 0 and 1 of `k` were
+    profiled with empty stacks. Row 0 (at 100) runs in `other` [0, 150) (a context neither
+    has: never ordered, and left out since other launches match theirs); rows 1-3 (at 200,
+    300, 400) run outside every range, as ncu 0 and 1 were: the run is their instance, rows
+    1 and 2 are ncu 0 and 1 (ORDER), row 3 either (NVTX)."""
+    rows = [(100 * i, 1, "k", None, 4, 32, 100 * i - 10) for i in (1, 2, 3, 4)]
+    ncu = [(0, "k", "k", None, 4, 32, ()), (1, "k", "k", None, 4, 32, ()),
+           (2, "f", "f", None, 1, 32, ("fwd",))]  # fmt: skip
+    link = _link_d(rows, [(0, 150, 1, 1, "other", "PushPop", 0)], ncu)
+    assert link.choices == [(0,), (1,), (0, 1)]
+    assert link.choice_of_row.tolist() == [-1, 0, 1, 2]
+    assert link.level_of_row.tolist() == [L.NONE, L.ORDER, L.ORDER, L.NVTX]
+    # without the empty-stack launches, `other` (now holding two launches, at 100 and
+    # 120) matches no result: configuration only, both results for both, not ordered
+    two = [rows[0], (120, 1, "k", None, 4, 32, 110)]
+    link = _link_d(two, [(0, 150, 1, 1, "other", "PushPop", 0)], ncu)
+    assert link.choices == [(0, 1)] and link.level_of_row.tolist() == [L.LAUNCH] * 2

@@ -17,7 +17,12 @@ share the name, each launch is narrowed step by step, as long as a step leaves a
    the first N launches of a range (`--launch-count`, `--nvtx-include`); so within one
    instance of the innermost range, the k-th launch of the kernel goes to the k-th of the
    remaining candidates, for the first len(candidates) launches (for one candidate, in its
-   exact range instance only: the launch that was profiled).
+   exact range instance only: the launch that was profiled). Where there is no NVTX context
+   to compare (ncu recorded none, or neither the result nor the launch has a range open),
+   the whole run is that instance: consecutive results of a kernel take its consecutive
+   launches (LAUNCH_ORDER, or ORDER for empty stacks on both sides). A launch whose context
+   matches no result's (ncu recorded one, and it differs) is never ordered: ncu did not
+   profile there.
 
 Headless: numpy and Arrow only.
 """
@@ -39,12 +44,13 @@ from tuiperf.model.ncu.names import normalize
 from tuiperf.model.trace import Trace
 
 #: how closely a launch was matched (higher is closer)
-NONE, NAME, MANGLED, LAUNCH, NVTX_LOOSE, NVTX, ORDER = range(7)
+NONE, NAME, MANGLED, LAUNCH, LAUNCH_ORDER, NVTX_LOOSE, NVTX, ORDER = range(8)
 LEVEL_TEXT = {
     NONE: "no ncu result",
     NAME: "same demangled name",
     MANGLED: "same mangled name",
     LAUNCH: "same name and launch configuration",
+    LAUNCH_ORDER: "same name and launch configuration, and launch order (no NVTX context)",
     NVTX_LOOSE: "same launch configuration and NVTX ranges (numbers ignored)",
     NVTX: "same launch configuration and NVTX ranges",
     ORDER: "same NVTX range instance and launch order",
@@ -55,10 +61,15 @@ LEVEL_SHORT = {
     NAME: "name",
     MANGLED: "mangled name",
     LAUNCH: "name + grid/block",
+    LAUNCH_ORDER: "+ launch order",
     NVTX_LOOSE: "+ NVTX (loose)",
     NVTX: "+ NVTX ranges",
     ORDER: "+ NVTX + order",
 }
+#: the instance of launches with no NVTX context to compare: the whole run (ordered)
+_RUN = -1
+#: the instance of launches whose context matches no result's: none (never ordered)
+_NO_INSTANCE = -2
 _DIMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 _NUMBER = re.compile(r"\d+")
 
@@ -149,13 +160,14 @@ class NcuLink:
 
     def exact_rows_for(self, kernel_id: int) -> np.ndarray:
         """The launches most likely profiled: matched to this result alone by launch
-        order in its range instance, else those in the same NVTX ranges, else all."""
+        order (in its range instance, or in the run without NVTX contexts), else those in
+        the same NVTX ranges, else all."""
         rows = self.rows_for(kernel_id)
-        for best in (ORDER, NVTX):
+        for levels in ((ORDER, LAUNCH_ORDER), (NVTX,)):
             one = [
                 r
                 for r in rows.tolist()
-                if self.level(r) >= best and self.ids_for_row(r) == (kernel_id,)
+                if self.level(r) in levels and self.ids_for_row(r) == (kernel_id,)
             ]
             if one:
                 return np.array(one, np.int64)
@@ -344,31 +356,34 @@ def _narrow(
     """
     rows = np.asarray(rows, np.int64)
     configs = {kid: _config_of(km, kid) for kid in ids}
-    parts = []
+    # one dict over all configurations: a result without a grid (any configuration) is
+    # ordered once over all its launches, not once per configuration
+    buckets: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
     for code in np.unique(la.config[rows]).tolist():
         sub = rows[la.config[rows] == code]
         cands = [kid for kid in ids if configs[kid] in (None, la.configs[code])]
         if cands:
-            parts.append(_contexts(km, cands, sub, la, nvtx))
+            for key, rs in _contexts(km, cands, sub, la, nvtx).items():
+                buckets.setdefault(key, []).extend(rs)
         else:
             alike(sub, ids)
-    if not parts:
-        return
-    by_context = any(lv > LAUNCH for buckets in parts for (_, lv, _) in buckets)
-    for buckets in parts:
-        for (bids, lv, inner), rs in buckets.items():
-            if by_context and lv <= LAUNCH:
-                continue
-            _assign_in_order(np.array(rs, np.int64), bids, lv, inner, la, assign)
+    by_context = any(lv > LAUNCH for (_, lv, _) in buckets)
+    for (bids, lv, inner), rs in buckets.items():
+        if by_context and lv <= LAUNCH:
+            continue
+        _assign_in_order(np.array(rs, np.int64), bids, lv, inner, la, assign)
 
 
 def _contexts(
     km: KernelMetrics, cands: list[int], rows: np.ndarray, la: _Launches, nvtx: _Nvtx
 ) -> dict[tuple[tuple[int, ...], int, int], list[int]]:
-    """Launches grouped by (the candidates their NVTX context matches, level, innermost
-    range start). The context is the push/pop stack open on the launching thread, as ncu
-    records it per thread: a launch from PyTorch's autograd thread has none there, as its
-    ncu result has none (the main thread's `backward` range is not on that thread)."""
+    """Launches grouped by (the candidates their NVTX context matches, level, instance).
+    The context is the push/pop stack open on the launching thread, as ncu records it per
+    thread: a launch from PyTorch's autograd thread has none there, as its ncu result has
+    none (the main thread's `backward` range is not on that thread). The instance is the
+    innermost range's start; `_RUN` where there is no context to compare (empty stacks on
+    both sides, or a capture without NVTX); `_NO_INSTANCE` where ncu recorded contexts and
+    this launch's matches none of the candidates'."""
     paths = {kid: tuple(km.kernel(kid).nvtx) for kid in cands}
     recorded = km.has_nvtx()  # an ncu capture without --nvtx has no contexts to compare
     buckets: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
@@ -382,20 +397,25 @@ def _contexts(
             ids, lv = loose, NVTX_LOOSE
         else:
             ids, lv = tuple(cands), LAUNCH
-        buckets.setdefault((ids, lv, inner if lv > LAUNCH else -1), []).append(r)
+        if lv == LAUNCH:
+            inner = _NO_INSTANCE if recorded else _RUN
+        buckets.setdefault((ids, lv, inner), []).append(r)
     return buckets
 
 
 def _assign_in_order(
     arr: np.ndarray, ids: tuple[int, ...], lv: int, inner: int, la: _Launches, assign: Any
 ) -> None:
-    """Within one range instance, the k-th launch goes to the k-th of several results."""
-    # one result in its exact range instance: its first launch there is the one profiled
-    by_order = len(ids) > 1 or (len(ids) == 1 and lv == NVTX)
-    if inner >= 0 and by_order and len(arr) >= len(ids):
+    """Within one range instance (or the run, `_RUN`), the k-th launch goes to the k-th
+    of the results."""
+    # one result: ordered only in its own context (exact, or none on either side); in a
+    # loosely matched range instance none of its launches was the profiled one
+    by_order = len(ids) > 1 or lv != NVTX_LOOSE
+    if inner != _NO_INSTANCE and by_order and len(arr) >= len(ids):
         arr = arr[np.argsort(la.start[arr], kind="stable")]
+        first = ORDER if lv > LAUNCH else LAUNCH_ORDER
         for r, kid in zip(arr[: len(ids)].tolist(), ids, strict=True):
-            assign(np.array([r], np.int64), (kid,), ORDER)
+            assign(np.array([r], np.int64), (kid,), first)
         arr = arr[len(ids) :]
     assign(arr, ids, lv)
 
