@@ -117,7 +117,10 @@ def print_info(console: Console, info: dict[str, object]) -> None:
             console.print(Text(" " * 12 + part), soft_wrap=True)
 
     line("source", info["source"])
-    line("format", f"{info['format']} · {info['tool']} {info['tool_version']}".strip())
+    version = info["tool_version"] or ("version unknown" if info.get("reader_version") else "")
+    line("format", f"{info['format']} · {info['tool']} {version}".strip())
+    if info.get("reader_version"):
+        line("reader", f"ncu_report {info['reader_version']}")
     for d in info["devices"] or []:  # type: ignore[attr-defined]
         parts = [f"{d['device']}: {d.get('name') or 'unknown GPU'}"]
         if d.get("sm_count"):

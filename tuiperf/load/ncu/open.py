@@ -16,7 +16,7 @@ from tuiperf.load.progress import Progress
 from tuiperf.model.ncu.metrics import KernelMetrics
 
 #: bumped whenever the ncu tables change shape; part of the cache key
-LOADER_VERSION = 1
+LOADER_VERSION = 2
 Built = tuple[dict[str, pa.Table], dict[str, Any]]
 
 
@@ -109,7 +109,8 @@ def describe_metrics(km: KernelMetrics) -> dict[str, Any]:
         "source": m.get("source"),
         "format": m.get("format"),
         "tool": "Nsight Compute",
-        "tool_version": m.get("reader_version") or "",
+        "tool_version": m.get("tool_version") or "",  # the report's own, never the reader's
+        "reader_version": m.get("reader_version") or "",
         "devices": devices,
         "processes": [{"pid": p, "name": n} for p, n in procs.items()],
         "threads": [],

@@ -29,6 +29,7 @@ from tuiperf import settings
 from tuiperf.errors import BadReportError, MissingToolError
 from tuiperf.load.ncu import layout as ncu_layout
 from tuiperf.load.ncu.api import NcuAction, NcuContext, NcuMetric, NcuSection
+from tuiperf.load.ncu.session import tool_version
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.ncu.metrics import make_table, render_message
 
@@ -534,7 +535,8 @@ def _meta(path: Path, ctx: NcuContext, tables: dict[str, pa.Table]) -> dict[str,
         "source": str(path),
         "format": "ncu-rep",
         "tool": "Nsight Compute",
-        "reader_version": reader,
+        "tool_version": tool_version(path),  # what wrote the report
+        "reader_version": reader,  # what read it (ncu_report's get_version())
         "ranges": ctx.num_ranges(),
         "kernels": k.num_rows,
         "devices": list(devices.values()),
