@@ -24,6 +24,7 @@ from tuiperf.analysis.findings import (
     SOURCE_TUIPERF,
     Evidence,
     Finding,
+    Fix,
     Scope,
     Severity,
     Skip,
@@ -593,12 +594,34 @@ def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:
         & A.name_mask(k, "name", FP32_SIMT)
         & ~A.name_mask(k, "name", LOW_PRECISION)
     )
-    return _kernel_name_rule(
+    found = _kernel_name_rule(
         ctx,
         "fp32_no_tensor_cores",
         mask,
         "FP32 GEMM/convolution kernels without tensor cores",
         TENSOR_CORE_SAVING,
+    )
+    facts = run_facts(ctx)
+    if found and facts.low_precision:
+        found[0].fix = _left_in_fp32_fix(facts.low_precision_ns / facts.gemm_ns)
+    return found
+
+
+#: what fp32_no_tensor_cores says of a run that already autocasts (or allows TF32)
+_LEFT_IN_FP32 = """\
+torch.backends.cuda.matmul.allow_tf32 = True      # or torch.set_float32_matmul_precision("high")
+torch.backends.cudnn.allow_tf32 = True"""
+
+
+def _left_in_fp32_fix(low_share: float) -> Fix:
+    """The run's GEMMs are mostly in a low precision already: these are the ones left out
+    (ops autocast keeps in FP32, code outside the autocast region). Not "use autocast"."""
+    return Fix(
+        f"The run already runs {low_share:.0%} of its GEMM/conv time on tensor cores in a "
+        "low precision (autocast or TF32): these are the ones left in FP32, ops autocast "
+        "keeps in FP32 or code outside the autocast region (a loss, a head, the input "
+        "projection's backward). Allow TF32 for them, or bring that code under autocast.",
+        _LEFT_IN_FP32,
     )
 
 
