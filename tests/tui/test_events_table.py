@@ -13,7 +13,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from tests.conftest import nsys_reference, nsys_report
-from tests.tui.pilot_helpers import record_notices, settle, sync
+from tests.tui.pilot_helpers import record_notices, screen_lines, settle, sync
 from tuiperf import schema
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import columns as C
@@ -21,6 +21,7 @@ from tuiperf.model.timeline.query import Events, Query
 from tuiperf.model.trace import Trace, TraceMeta
 from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.events_table import EventsTable, KindBar, PathPrompt, TableBody
+from tuiperf.tui.widgets.prompts import ConfirmPrompt
 
 
 @pytest.fixture(scope="module")
@@ -299,21 +300,48 @@ async def test_export_writes_the_visible_rows_and_asks_before_overwriting(
         assert [int(r[0]) for r in rows[1:]] == want.to_arrow(C.columns("kernels"))[
             "start_ns"].to_pylist()  # fmt: skip
         assert any("Exported" in n.message and str(out) in n.message for n in notices)
-        out.write_text("precious\n")
-        await pilot.press("e")
-        await pilot.pause()
-        await pilot.press("enter")
-        await pilot.pause()
-        await pilot.press("n")
+
+
+@sync
+async def test_export_never_overwrites_without_a_y(
+    trace: Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35 item 2: `e` Enter twice wrote over the first export. The second `e` now
+    proposes a fresh name; a name that exists is overwritten only after `y` (Enter says no)."""
+    monkeypatch.chdir(tmp_path)
+    app = EventsApp(trace)
+    async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        assert out.read_text() == "precious\n"
-        await pilot.press("e")
-        await pilot.pause()
-        await pilot.press("enter")
-        await pilot.pause()
-        await pilot.press("y")
-        await settle(pilot)
+
+        async def export(*keys: str) -> None:
+            await pilot.press("e")
+            await pilot.pause()
+            await pilot.press(*keys)
+            await settle(pilot)
+
+        out = tmp_path / "cnn_osrt.kernels.csv"
+        await export("enter")
         assert out.read_text().startswith("start_ns,")
+        out.write_text("precious\n")
+        await export("enter")  # the proposed name is a new file
+        second = tmp_path / "cnn_osrt.kernels-2.csv"
+        assert out.read_text() == "precious\n" and second.read_text().startswith("start_ns,")
+        await export("enter")
+        assert (tmp_path / "cnn_osrt.kernels-3.csv").exists()
+        assert out.read_text() == "precious\n"
+        # typing the name of the first file asks: Enter, n and Esc keep it, y overwrites
+        for answer in ("enter", "n", "escape", "y"):
+            await export("ctrl+u", *str(out), "enter")
+            assert isinstance(app.screen, ConfirmPrompt)
+            assert "[y/N]" in "\n".join(screen_lines(app))
+            await pilot.press(answer)
+            await settle(pilot)
+            kept = out.read_text() == "precious\n"
+            assert kept == (answer != "y"), answer
+        assert out.read_text().startswith("start_ns,")
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            "cnn_osrt.kernels-2.csv", "cnn_osrt.kernels-3.csv", "cnn_osrt.kernels.csv"
+        ]  # fmt: skip
 
 
 @sync

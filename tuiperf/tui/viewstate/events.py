@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -292,12 +293,21 @@ class EventsState:
 
     def export_name(self, source: str | None) -> str:
         """`report.kernels.csv` (`report.kernels-summary.csv` for a summary)."""
-        from pathlib import Path
-
         stem = Path(source or "report").name.split(".")[0] or "report"
         return f"{stem}.{self.kind}{'-summary' if self.summary_mode else ''}.csv"
 
     # -- data out ---------------------------------------------------------------------------
+    @staticmethod
+    def fresh_path(path: Path) -> Path:
+        """`path`, or the first of `stem-2.csv`, `stem-3.csv`, ... that does not exist: the
+        name `e` proposes never overwrites an earlier export (issue 35 item 2)."""
+        n = 2
+        found = path
+        while found.exists():
+            found = path.with_name(f"{path.stem}-{n}{path.suffix}")
+            n += 1
+        return found
+
     def export_table(self, shown: list[str], ncu_mask: np.ndarray | None = None) -> pa.Table:
         """The shown rows with exactly the `shown` columns (keys, in screen order), raw
         values (`duration_ns`, `bytes`); `ncu` (a kernel has an Nsight Compute result,

@@ -517,7 +517,7 @@ class EventsTable(Vertical):
         name = self.state.export_name(self.trace.meta.source)
         if self.lines_mode:
             name = name.split(".")[0] + ".by_line.csv"
-        return Path.cwd() / name
+        return self.state.fresh_path(Path.cwd() / name)
 
     def action_export(self) -> None:
         if self.view is None:

@@ -35,7 +35,8 @@ class PathPrompt(ModalScreen[str | None]):
 
 
 class ConfirmPrompt(ModalScreen[bool]):
-    """A yes/no question: `y` or Enter says yes; `n` or Esc says no."""
+    """A yes/no question whose answer is no unless `y` is pressed: `n`, Esc and Enter say
+    no, so that a second Enter after a path never overwrites a file (issue 35 item 2)."""
 
     DEFAULT_CSS = """
     ConfirmPrompt { align: center middle; }
@@ -43,8 +44,8 @@ class ConfirmPrompt(ModalScreen[bool]):
                             padding: 0 1; background: $surface; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "dismiss(True)", "Yes"),
-        Binding("n,escape", "dismiss(False)", "No"),
+        Binding("y", "dismiss(True)", "Yes"),
+        Binding("n,escape,enter", "dismiss(False)", "No"),
     ]
 
     def __init__(self, question: str) -> None:
@@ -52,4 +53,4 @@ class ConfirmPrompt(ModalScreen[bool]):
         self._question = question
 
     def compose(self) -> ComposeResult:
-        yield Label(self._question + "  [y/n]", markup=False)
+        yield Label(self._question + "  [y/N]", markup=False)
