@@ -6,6 +6,7 @@
     p.summary("cuda_gpu_kern_sum").to_pandas()
     p.step_budget()                           # analysis.budget.step_budget.Budget, or None
     p.analyze().to_pandas()                   # one row per finding
+    p.sql("SELECT name, sum(duration_ns) FROM kernels GROUP BY name")  # tuiperf[sql]
 
 Reports are read through the same conversion cache as the CLI (OpenOptions). pandas is
 optional (`pip install tuiperf[pandas]`) and imported only by the `to_pandas` methods.
@@ -187,6 +188,7 @@ class Profile:
     trace: Trace | None
     ncu: KernelMetrics | None = None
     _ctx: Ctx | None = field(default=None, init=False, repr=False)
+    _sql: Any = field(default=None, init=False, repr=False)
 
     @property
     def meta(self) -> TraceMeta:
@@ -318,6 +320,21 @@ class Profile:
             only = frozenset(rules)
         opts = AnalyzeOptions(NsysOptions(gap_ms, util_threshold, util_chunks), only)
         return Analysis(run_rules(self.trace, self.ncu, opts))
+
+    def sql(self, query: str, limit: int | None = None) -> pa.Table:
+        """One SELECT over the views of `tuiperf sql` (docs/sql.md), read-only, as an Arrow
+        table; at most `limit` rows. Needs DuckDB (`pip install 'tuiperf[sql]'`)."""
+        from tuiperf.sql.session import Session, Source
+
+        if self._sql is None:
+            self._sql = Session({"main": Source(self.trace, self.ncu)})
+        return self._sql.query(query, limit).table
+
+    def sql_schema(self) -> pa.Table:
+        """The views `sql` offers: one row per view and column, with type and unit."""
+        from tuiperf.sql.session import Session, Source
+
+        return Session({"main": Source(self.trace, self.ncu)}, empty=True).describe()
 
     def _timeline(self) -> Trace:
         if self.trace is None:

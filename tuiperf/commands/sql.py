@@ -10,7 +10,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
 from tuiperf.errors import UsageError
@@ -45,6 +45,22 @@ def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
     p.add_argument("--width", type=int, metavar="COLS", help="table width (default: terminal)")
     add_cache_args(p)
+    intermixed(p)
+
+
+def intermixed(p: argparse.ArgumentParser) -> None:
+    """Options may come between the reports and the query (`REPORT --limit 0 "SELECT"`):
+    the subparser parses as argparse's parse_known_intermixed_args does."""
+    plain = p.parse_known_args
+
+    def parse(args: Any = None, namespace: Any = None) -> Any:
+        p.parse_known_args = plain  # type: ignore[method-assign]
+        try:
+            return p.parse_known_intermixed_args(args, namespace)
+        finally:
+            p.parse_known_args = parse  # type: ignore[method-assign]
+
+    p.parse_known_args = parse  # type: ignore[method-assign]
 
 
 def split_args(args: argparse.Namespace) -> tuple[list[str], str | None]:
@@ -122,8 +138,6 @@ def run(args: argparse.Namespace) -> int:
     reports, sql = split_args(args)
     named = schema_names(reports)
     duckdb_module()  # a missing DuckDB says so before any report is read
-    if args.schema and not any(p.exists() for _, p in named):
-        raise UsageError(f"{named[0][1]}: no such report")
     sources = {name: open_source(path, args) for name, path in named}
     end_progress(args)
     if sql is None:
@@ -131,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     result = Session(sources).query(sql, args.limit or None)
     write(args, result.table)
-    if result.truncated and not args.quiet:
+    if result.truncated:
         print(f"tuiperf: note: showing the first {args.limit:,} rows; pass --limit 0 for all",
               file=sys.stderr)  # fmt: skip
     return 0
