@@ -30,7 +30,7 @@ class Op:
     device: int = 0
     stream: int = 7
     pid: int = 1
-    tid: int = 1
+    tid: int | None = 1  # None: a null thread id (its launch call has none)
     copy_kind: str = "Host-to-Device"
     src_kind: str = "Pinned"
 

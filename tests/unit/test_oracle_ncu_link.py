@@ -468,9 +468,9 @@ def test_nothing_to_match() -> None:
 # --- E: a null pid, tid or correlation id names no process, thread or call ----------------
 
 
-def _one_launch(kpid, ktid, kcorr, kstart: int, apid, acorr) -> int:
+def _one_launch(kpid, ktid, kcorr, kstart: int, apid, acorr, npid=1, ntid=1) -> int:
     """The level of a single launch of `k` (kernel running at `kstart`) with one API call
-    at 50 and `fwd` [0, 1000) open on process 1, thread 1."""
+    at 50 and `fwd` [0, 1000) open on process `npid`, thread `ntid` (1, 1)."""
     kt = schema.conform(
         "kernels",
         {
@@ -494,7 +494,7 @@ def _one_launch(kpid, ktid, kcorr, kstart: int, apid, acorr) -> int:
         {"start": [50], "end": [55], "pid": [apid], "tid": [1], "correlation_id": [acorr]},
         1,
     )
-    nvtx = _nvtx([(0, 1000, 1, 1, "fwd", "PushPop", 0)])
+    nvtx = _nvtx([(0, 1000, npid, ntid, "fwd", "PushPop", 0)])
     link = L.build_link(_trace(kernels=kt, api=api, nvtx=nvtx), _ncu(NCU_D[:1]))
     return link.level(0)
 
@@ -511,6 +511,47 @@ def test_null_ids_name_no_process_thread_or_call() -> None:
     assert _one_launch(1, 1, None, 2000, 1, 1) == L.LAUNCH  # no call: runs at 2000
     assert _one_launch(1, 1, 7, 2000, None, 7) == L.LAUNCH  # the call is no process's
     assert _one_launch(1, 1, 1, 2000, 1, None) == L.LAUNCH  # the call has no id
+
+
+def test_two_null_ids_are_not_the_same_id() -> None:
+    """A null id is unknown (Kineto leaves a kernel's pid and tid null when its launching
+    call is missing; nsys a kernel's tid when no call has its correlation id): two unknown
+    ids are not known to be one process, thread or call, so nulls on both sides match
+    nothing either. Each case would be in `fwd` (ORDER) were two nulls equal."""
+    # both correlation ids null: the call at 50 is not this launch's; it runs at 2000
+    assert _one_launch(1, 1, None, 2000, 1, None) == L.LAUNCH
+    # kernel, call and range all without a process
+    assert _one_launch(None, 1, 7, 2000, None, 7, npid=None) == L.LAUNCH
+    assert _one_launch(None, 1, 7, 500, 1, 8, npid=None) == L.LAUNCH
+    # kernel and range without a thread (the kernel runs inside the range's time)
+    assert _one_launch(1, None, 5, 500, 1, 6, ntid=None) == L.LAUNCH
+    assert _one_launch(None, None, 5, 500, 1, 6, npid=None, ntid=None) == L.LAUNCH
+    # nor id 0 (a real thread, call or process id here)
+    assert _one_launch(1, 1, None, 2000, 1, 0) == L.LAUNCH
+    assert _one_launch(1, 1, 0, 2000, 1, None) == L.LAUNCH
+    assert _one_launch(None, 1, 7, 2000, 0, 7, npid=0) == L.LAUNCH
+    assert _one_launch(1, None, 5, 500, 1, 6, ntid=0) == L.LAUNCH
+    assert _one_launch(1, 0, 5, 500, 1, 6, ntid=None) == L.LAUNCH
+    # the same launches with the ids known: in `fwd`
+    assert _one_launch(1, 1, 0, 2000, 1, 0) == L.ORDER
+    assert _one_launch(0, 1, 7, 2000, 0, 7, npid=0) == L.ORDER
+    assert _one_launch(1, 0, 5, 500, 1, 6, ntid=0) == L.ORDER
+    assert _one_launch(1, 1, 7, 2000, 1, 7) == L.ORDER
+    assert _one_launch(1, 1, 5, 500, 1, 6) == L.ORDER
+
+
+def test_a_launch_from_an_unknown_thread_has_an_unknown_context() -> None:
+    """ncu recorded stacks (ncu 0 in `fwd`), ncu 1 (`b`) an empty one. A launch of `b`
+    from thread 2, which has no ranges, has an empty stack too: the run's first, ORDER. The
+    same launch with a null tid has an unknown context, which equals no recorded one, not
+    even the empty stack: configuration only (LAUNCH)."""
+    kt = _kernels([(500, 2, "b", None, 4, 32, 450)])
+    api = _api([(500, 2, "b", None, 4, 32, 450)])
+    link = L.build_link(_trace(kernels=kt, api=api), _ncu(NCU_D))
+    assert link.level_of_row.tolist() == [L.ORDER] and link.exact_rows_for(1).tolist() == [0]
+    kt = kt.set_column(kt.column_names.index("tid"), "tid", pa.array([None], I64))
+    link = L.build_link(_trace(kernels=kt, api=api), _ncu(NCU_D))
+    assert link.level_of_row.tolist() == [L.LAUNCH] and link.choices == [(1,)]
 
 
 def test_no_push_pop_ranges_at_all() -> None:

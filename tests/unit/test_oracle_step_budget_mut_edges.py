@@ -386,7 +386,27 @@ def test_a_wait_without_a_thread_is_not_the_loops(step_tid: int) -> None:
     assert [p["data"] for p in _steps_ns(b)] == [0, 0]
 
 
+def test_a_wait_without_a_thread_is_not_an_unknown_loop_threads() -> None:
+    """The step ranges and the read [1100, 1600) both lack a thread id: two unknown
+    threads are not known to be one, so the read is still no thread's (not data); a read
+    of thread 1 is not the loop's either (the loop's thread is unknown)."""
+    for tid in (None, 1):
+        b = _os_loop([Call(1100, 1600, "read", tid=tid)], step_tid=None)
+        assert [p["data"] for p in _steps_ns(b)] == [0, 0], tid
+
+
 NAMES = [f"layer{j}_kernel" for j in range(8)]
+
+
+def _pattern_with_one_known_launcher(osrt: list[Call]) -> Budget:
+    """`_pattern`'s kernels, every launch call without a thread id but thread 2's (the
+    report's first API row, `init`)."""
+    ops = [Op(-95, -90, (-100, -95), name="init", tid=2)]
+    ops += [Op(t + 10 * j + 5, t + 10 * j + 10, (t + 10 * j, t + 10 * j + 5), name=NAMES[j],
+               tid=None) for t in range(0, 5000, 1000) for j in range(8)]  # fmt: skip
+    b = budget_of(build(ops, [], osrt=osrt))
+    assert b.method == "pattern" and b.n_steady == 3
+    return b
 
 
 def _pattern(osrt: list[Call], api: bool = True, tid: int | None = 1) -> Budget:
@@ -460,6 +480,15 @@ def test_pattern_steps_launches_without_a_thread_name_no_thread() -> None:
     osrt = [Call(t + 200, t + 700, "read", tid=k) for t in range(0, 5000, 1000) for k in (0, 1)]
     b = _pattern(osrt, tid=None)
     assert [p["data"] for p in _steps_ns(b)] == [0, 0, 0]
+    # reads without a thread id either: an unknown thread is not an unknown launcher's
+    osrt = [Call(t + 200, t + 700, "read", tid=None) for t in range(0, 5000, 1000)]
+    b = _pattern(osrt, tid=None)
+    assert [p["data"] for p in _steps_ns(b)] == [0, 0, 0]
+    # one launch call of thread 2 among those without a thread id: thread 2 launches, and
+    # its reads are data (500 a step) while the unknown thread's are not
+    osrt += [Call(t + 200, t + 700, "read", tid=2) for t in range(0, 5000, 1000)]
+    ops_tid2 = _pattern_with_one_known_launcher(osrt)
+    assert [p["data"] for p in _steps_ns(ops_tid2)] == [500 * US] * 3
 
 
 # -- which op closes a gap: the first of those starting together, in table order ---------

@@ -52,6 +52,18 @@ def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:
     return np.asarray(col.to_numpy(), dtype=np.int64)
 
 
+def known(table: pa.Table, *names: str) -> np.ndarray:
+    """Rows where none of columns `names` is null. A null id (pid, tid, correlation id)
+    is unknown: it names no process, thread or call, and two of them are not the same one,
+    so matching code masks them out with this instead of filling them with a sentinel."""
+    ok = np.ones(table.num_rows, bool)
+    for name in names:
+        col = table[name]
+        if col.null_count:
+            ok &= pc.is_valid(col).to_numpy(zero_copy_only=False)
+    return ok
+
+
 def codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     """A dictionary column as (int codes, dictionary); null -> code -1."""
     if table.num_rows == 0:

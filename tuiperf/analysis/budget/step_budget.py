@@ -460,9 +460,9 @@ def _data_union(ctx: TraceCtx, steps: Steps) -> Union:
     if os_t.num_rows == 0:
         return S.of_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
     m = A.name_mask(os_t, "name", DATALOADER_WAIT)
-    tid = A.ints(os_t, "tid", -1)
+    tid = A.ints(os_t, "tid")
     loop = [steps.tid] if steps.tid is not None else _launching_threads(ctx)
-    m &= np.isin(tid, loop)
+    m &= A.known(os_t, "tid") & np.isin(tid, loop)  # a wait on no known thread: no loop's
     if steps.tid is None and m.any():  # the launching thread that waits the most
         tids, inv = np.unique(tid[m], return_inverse=True)
         waited = np.bincount(inv, weights=A.ints(os_t, "duration")[m])
@@ -481,10 +481,12 @@ def first_launch(ctx: TraceCtx, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _launching_threads(ctx: TraceCtx) -> np.ndarray:
-    """Threads that launch GPU work."""
-    tids = A.ints(ctx.table("api"), "tid", -1)
+    """Threads that launch GPU work (a launch call on no known thread names none)."""
+    api = ctx.table("api")
+    tids = A.ints(api, "tid")
     rows = np.concatenate([ctx.api_rows(t) for t in GPU_TABLES])
-    return np.unique(tids[rows[rows >= 0]]) if len(tids) else np.zeros(0, np.int64)
+    rows = rows[rows >= 0]
+    return np.unique(tids[rows[A.known(api, "tid")[rows]]]) if len(tids) else np.zeros(0, np.int64)
 
 
 def _sync_union(ctx: TraceCtx) -> Union:

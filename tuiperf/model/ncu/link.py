@@ -204,6 +204,7 @@ class _Launches:
     launch: np.ndarray  # launch time: the API call's start, else the kernel's
     pid: np.ndarray
     tid: np.ndarray
+    thread: np.ndarray  # pid and tid both known (a null id is no thread: no NVTX context)
 
 
 def _launches(trace: Trace) -> _Launches:
@@ -211,17 +212,19 @@ def _launches(trace: Trace) -> _Launches:
     n = k.num_rows
     dims = np.stack([A.ints(k, c, -1) for c in _DIMS], axis=1) if n else np.zeros((0, 6))
     uniq, inv = np.unique(dims, axis=0, return_inverse=True)
-    start, pid = A.ints(k, "start"), A.ints(k, "pid", -1)
+    start, pid = A.ints(k, "start"), A.ints(k, "pid")
     launch = start.copy()
     api = trace.table("api")
-    if n and api.num_rows:
-        key = A.pid_corr_key(pid, A.ints(k, "correlation_id", -1))
-        akey = A.pid_corr_key(A.ints(api, "pid", -1), A.ints(api, "correlation_id", -1))
+    if n and api.num_rows:  # the launching call: same pid and correlation id, both known
+        key = A.pid_corr_key(pid, A.ints(k, "correlation_id"))
+        calls = np.flatnonzero(A.known(api, "pid", "correlation_id"))
+        akey = A.pid_corr_key(A.ints(api, "pid"), A.ints(api, "correlation_id"))[calls]
         hit = A.first_match(key, akey)
-        ok = hit >= 0
-        launch[ok] = A.ints(api, "start")[hit[ok]]
+        ok = (hit >= 0) & A.known(k, "pid", "correlation_id")
+        launch[ok] = A.ints(api, "start")[calls[hit[ok]]]
     configs = [tuple(int(v) for v in u) for u in uniq]
-    return _Launches(n, inv.reshape(-1), configs, start, launch, pid, A.ints(k, "tid", -1))
+    thread = A.known(k, "pid", "tid")
+    return _Launches(n, inv.reshape(-1), configs, start, launch, pid, A.ints(k, "tid"), thread)
 
 
 class _Nvtx:
@@ -234,7 +237,8 @@ class _Nvtx:
             return
         style = pc.cast(t["style"], pa.string())
         t = t.filter(pc.fill_null(pc.equal(style, "PushPop"), False))
-        start, pid, tid = A.ints(t, "start"), A.ints(t, "pid", -1), A.ints(t, "tid", -1)
+        t = t.filter(A.known(t, "pid", "tid"))  # a range on no known thread is no context
+        start, pid, tid = A.ints(t, "start"), A.ints(t, "pid"), A.ints(t, "tid")
         end = np.where(A.ints(t, "end", -1) < 0, start, A.ints(t, "end"))
         depth = A.ints(t, "depth")
         text = np.array(A.strings(t, "text"), dtype=object) if t.num_rows else np.zeros(0, object)
@@ -383,12 +387,16 @@ def _contexts(
     none (the main thread's `backward` range is not on that thread). The instance is the
     innermost range's start; `_RUN` where there is no context to compare (empty stacks on
     both sides, or a capture without NVTX); `_NO_INSTANCE` where ncu recorded contexts and
-    this launch's matches none of the candidates'."""
+    this launch's matches none of the candidates' (a launch from an unknown thread, with a
+    null pid or tid, has an unknown context: it matches none)."""
     paths = {kid: tuple(km.kernel(kid).nvtx) for kid in cands}
     recorded = km.has_nvtx()  # an ncu capture without --nvtx has no contexts to compare
     buckets: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
     for r in rows.tolist():
-        path, inner = nvtx.at(int(la.pid[r]), int(la.tid[r]), int(la.launch[r]))
+        path: tuple[str, ...] | None = None  # launched from no known thread: unknown,
+        inner = _RUN  # which equals no recorded context, not even an empty one
+        if la.thread[r]:
+            path, inner = nvtx.at(int(la.pid[r]), int(la.tid[r]), int(la.launch[r]))
         exact = tuple(k for k in cands if recorded and paths[k] == path)
         loose = tuple(k for k in cands if path and _loose(paths[k]) == _loose(path))
         if exact:
