@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
@@ -188,6 +188,7 @@ class NcuView(Horizontal):
 
     def on_mount(self) -> None:
         self.body.ascii_only = self.ascii_only
+        self.body.can_activate = self.link is not None
         self.refresh_rows(None)
         self.body.focus()
 
@@ -241,6 +242,11 @@ class NcuView(Horizontal):
         event.stop()
         self.show_current()
 
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "enter" and self.link is None and self.body.has_focus:
+            event.stop()
+            self.notify(NO_TIMELINE, timeout=5, markup=False)
+
     def on_table_body_activated(self, event: TableBody.Activated) -> None:
         event.stop()
         self.action_jump()
@@ -255,7 +261,9 @@ class NcuView(Horizontal):
     # --- actions ------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("jump", "unmatched") and self.link is None:
+        if action == "jump" and self.link is None:
+            return False  # not offered: there is no timeline (Enter says how to open one)
+        if action == "unmatched" and self.link is None:
             return None
         if action == "clear_baseline" and self.baseline is None and self.base_km is None:
             return None
@@ -423,6 +431,13 @@ class NcuView(Horizontal):
             self.app.push_screen(UnmatchedScreen(self.km, self.link))
 
 
+#: what Enter says on the ncu screen opened alone (issue 35 item 7)
+NO_TIMELINE = (
+    "No timeline to show this kernel on: open the Nsight Systems report of the same run "
+    "with it, `tuiperf RUN.nsys-rep THIS.ncu-rep`, to link the two."
+)
+
+
 def _report_name(km: KernelMetrics) -> str:
     return clean(str(km.meta.get("source") or "report").rsplit("/", 1)[-1])
 
@@ -487,6 +502,8 @@ class NcuScreen(Screen[None]):
     def _title(self) -> Text:
         t = Text(clean(self.title_text), "bold")
         t.append(f"  {len(self.km):,} profiled kernels")
+        if self.link is None:
+            t.append(" · no timeline linked", "dim")
         if self.link is not None:
             t.append(f" · {self.link.count_line(len(self.km))}")
             if self.link.unmatched_nsys:

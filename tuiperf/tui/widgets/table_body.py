@@ -177,6 +177,15 @@ class TableBody(ScrollView, can_focus=True):
     def action_jump(self, where: int) -> None:
         self._set_cursor(0 if where == 0 else (len(self.rows) - 1 if self.rows else 0))
 
+    #: False where Enter has nothing to open (the ncu screen with no timeline): its key is
+    #: then neither shown nor run
+    can_activate = True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "activate":
+            return self.can_activate
+        return True
+
     def action_activate(self) -> None:
         if self.rows is not None and len(self.rows):
             self.post_message(self.Activated(self.cursor))
