@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "export",
     "sql",
     "analyze",
+    "memory",
     "diff",
     "ranks",
     "ncu",

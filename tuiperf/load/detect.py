@@ -15,6 +15,8 @@ NCU_REP = "ncu-rep"
 NCU_CSV = "ncu-csv"
 KINETO = "kineto"
 TUIPERF_DIR = "tuiperf-arrow"
+#: a PyTorch allocator snapshot (`torch.cuda.memory._dump_snapshot`): a pickle
+TORCH_SNAPSHOT = "torch-memory-snapshot"
 
 _MAGIC = [
     (b"SQLite format 3\x00", NSYS_SQLITE),
@@ -51,6 +53,8 @@ def detect(path: Path) -> str:
     for magic, kind in _MAGIC:
         if head.startswith(magic):
             return kind
+    if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:  # pickle PROTO 2-5
+        return TORCH_SNAPSHOT
     return _detect_text(path, head)
 
 

@@ -111,6 +111,8 @@ def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
     kind = det.detect(path)
     if kind in (det.NCU_REP, det.NCU_CSV):
         raise UsageError(f"{path}: an Nsight Compute report; use `tuiperf ncu {path}`")
+    if kind == det.TORCH_SNAPSHOT:
+        raise UsageError(f"{path}: a PyTorch memory snapshot; use `tuiperf memory {path}`")
     if kind == det.TUIPERF_DIR:
         return load_converted(path)
     if kind == det.NSYS_REP:

@@ -1,0 +1,314 @@
+"""The memory findings: creep across steady steps, fragmentation, an out-of-memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from tuiperf.analysis.findings import (
+    SCOPE_REPORT,
+    SOURCE_TUIPERF,
+    Evidence,
+    Finding,
+    Fix,
+    Scope,
+    Severity,
+)
+from tuiperf.analysis.gpumem.live import BEFORE, NO_SITE, SiteBytes, live_rows
+from tuiperf.analysis.gpumem.summary import DeviceReport, MemoryReport, Oom, StepMemory
+from tuiperf.load.gpumem import tables as T
+from tuiperf.model import arrays as A
+from tuiperf.model import fmt
+
+#: creep: fewest steady steps whose start-of-step memory is compared
+CREEP_MIN_STEPS = 3
+#: creep: least growth (bytes) across the steady steps, or live at the end from one line
+CREEP_MIN_BYTES = 1 << 20
+#: creep by line (a snapshot): fewest allocations from the line still live at the end
+CREEP_MIN_REPEATS = 3
+#: creep by line: the live allocations must be spread over this share of the recording
+CREEP_MIN_SPAN = 0.5
+#: fragmentation: reserved - allocated at the peak, in bytes and as a share of reserved
+FRAG_MIN_BYTES = 256 << 20
+FRAG_MIN_SHARE = 0.25
+
+RULE_CREEP = "memory_creep"
+RULE_FRAG = "memory_fragmentation"
+RULE_OOM = "out_of_memory"
+RULES = (RULE_CREEP, RULE_FRAG, RULE_OOM)
+
+EXPANDABLE = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+_SITE_HEADERS = {"site": "Source line", "bytes": "Bytes", "count": "Allocations"}
+
+
+def memory_findings(rep: MemoryReport) -> list[Finding]:
+    out: list[Finding] = []
+    for d in rep.devices:
+        out += creep_by_steps(d) + creep_by_line(rep, d) + fragmentation(rep, d)
+        out += [out_of_memory(rep, d, o) for o in d.ooms]
+    return out
+
+
+def _finding(
+    rule: str,
+    sev: Severity,
+    title: str,
+    msg: str,
+    fix: Fix,
+    ev: Evidence,
+    metrics: dict,
+    count: int = 1,
+) -> Finding:
+    return Finding(
+        rule, title, sev, msg, fix, Scope(SCOPE_REPORT), SOURCE_TUIPERF, count, ev, metrics=metrics
+    )
+
+
+def _site_text(s: SiteBytes) -> str:
+    if s.file in (BEFORE, NO_SITE):
+        return s.file
+    return f"{s.file}:{s.line} ({s.function})"
+
+
+def _site_evidence(sites: list[SiteBytes]) -> Evidence:
+    n = len(sites)
+    return Evidence.build(
+        "",
+        None,
+        None,
+        np.zeros(n, np.int64),
+        {
+            "site": pa.array([_site_text(s) for s in sites], pa.string()),
+            "bytes": pa.array([s.bytes for s in sites], pa.int64()),
+            "count": pa.array([s.count for s in sites], pa.int64()),
+        },
+        _SITE_HEADERS,
+    )
+
+
+# -- creep -----------------------------------------------------------------------------
+def creep_by_steps(d: DeviceReport) -> list[Finding]:
+    """Memory at the start of each steady step that only grows, by CREEP_MIN_BYTES or more."""
+    steady = [s for s in d.steps if s.steady]
+    if len(steady) < CREEP_MIN_STEPS:
+        return []
+    v = np.array([_level(s) for s in steady], np.int64)
+    growth = int(v[-1] - v[0])
+    if growth < CREEP_MIN_BYTES or (np.diff(v) < 0).any():
+        return []
+    what = "allocated" if steady[0].allocated is not None else "reserved"
+    msg = (
+        f"GPU {d.device}: {what} memory at the start of each steady step grows by "
+        f"{fmt.size(growth)} over {len(steady)} steps ({fmt.size(growth / (len(steady) - 1))} "
+        "a step) and never falls back: something made in each step is kept."
+    )
+    ev = Evidence.build(
+        "",
+        None,
+        np.array([s.start_ns for s in steady]),
+        np.zeros(len(steady), np.int64),
+        {"step": [s.label for s in steady], "bytes": v.tolist()},
+        {"step": "Step", "bytes": f"{what.capitalize()} at start"},
+    )
+    fix = Fix(
+        "Find what each step keeps: a loss or output stored with its graph (keep "
+        "loss.item() or .detach()), a growing list of tensors, or a cache keyed per step. "
+        "A snapshot names the line: torch.cuda.memory._record_memory_history().",
+        _CREEP_SNIPPET,
+    )
+    metrics = {"device": d.device, "growth_bytes": growth, "steps": len(steady)}
+    return [
+        _finding(
+            RULE_CREEP,
+            Severity.WARNING,
+            "Memory grows every step",
+            msg,
+            fix,
+            ev,
+            metrics,
+            len(steady),
+        )
+    ]
+
+
+def _level(s: StepMemory) -> int:
+    return s.allocated if s.allocated is not None else s.reserved
+
+
+_CREEP_SNIPPET = """\
+running_loss += loss.item()        # not: running_loss += loss (keeps every step's graph)
+outputs.append(out.detach().cpu()) # not: outputs.append(out)"""
+
+
+def creep_by_line(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
+    """Lines whose allocations stay live to the end, CREEP_MIN_REPEATS or more of them
+    spread over CREEP_MIN_SPAN of the recording: made again and again, never freed."""
+    m = d.curve
+    if rep.kind != T.SNAPSHOT or len(m) == 0:
+        return []
+    pos = live_rows(m, len(m) - 1)
+    site = A.ints(rep.data.events.take(m.rows[pos]), "site", -1) if len(pos) else pos
+    found = []
+    for s in np.unique(site[site >= 0]).tolist():
+        mine = pos[site == s]
+        span = (mine[-1] - mine[0]) / max(len(m) - 1, 1)
+        size = int(m.replayed.block[mine].sum())
+        if len(mine) >= CREEP_MIN_REPEATS and span >= CREEP_MIN_SPAN and size >= CREEP_MIN_BYTES:
+            found.append((size, len(mine), s, span))
+    return [_line_finding(rep, d, *f) for f in sorted(found, reverse=True)]
+
+
+def _line_finding(
+    rep: MemoryReport, d: DeviceReport, size: int, n: int, s: int, span: float
+) -> Finding:
+    t = rep.data.sites.slice(s, 1).to_pylist()[0]
+    site = SiteBytes(t["file"], t["line"], t["function"], size, n)
+    msg = (
+        f"GPU {d.device}: {n} allocations made at {_site_text(site)} over "
+        f"{span:.0%} of the recording are still live at its end ({fmt.size(size)}): "
+        "the line allocates again and again and nothing frees it."
+    )
+    fix = Fix(
+        f"Look at what {site.file.rsplit('/', 1)[-1]}:{site.line} keeps: store "
+        ".item() / .detach() values, not tensors that hold their autograd graph.",
+        _CREEP_SNIPPET,
+    )
+    metrics = {
+        "device": d.device,
+        "file": site.file,
+        "line": site.line,
+        "function": site.function,
+        "live_bytes": size,
+        "allocations": n,
+    }
+    return _finding(
+        RULE_CREEP,
+        Severity.WARNING,
+        "Allocations never freed",
+        msg,
+        fix,
+        _site_evidence([site]),
+        metrics,
+        n,
+    )
+
+
+# -- fragmentation ---------------------------------------------------------------------
+def fragmentation(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
+    """At the report's moment: reserved - allocated of FRAG_MIN_BYTES and FRAG_MIN_SHARE."""
+    p = d.at
+    free = p.free_cached
+    if free is None or p.reserved <= 0:
+        return []
+    share = free / p.reserved
+    if free < FRAG_MIN_BYTES or share < FRAG_MIN_SHARE:
+        return []
+    largest = (
+        "" if p.largest_free is None else f"; the largest free block is {fmt.size(p.largest_free)}"
+    )
+    msg = (
+        f"GPU {d.device}: at the {_moment(rep)} the allocator holds {fmt.size(p.reserved)} "
+        f"but only {fmt.size(p.allocated)} is in use: {fmt.size(free)} ({share:.0%}) sits in "
+        f"cached free blocks{largest}."
+    )
+    fix = _frag_fix(rep)
+    metrics = {
+        "device": d.device,
+        "reserved_bytes": p.reserved,
+        "allocated_bytes": p.allocated,
+        "free_cached_bytes": free,
+        "largest_free_bytes": p.largest_free,
+    }
+    return [
+        _finding(
+            RULE_FRAG,
+            Severity.WARNING,
+            "Fragmented allocator cache",
+            msg,
+            fix,
+            Evidence.empty(),
+            metrics,
+        )
+    ]
+
+
+def _moment(rep: MemoryReport) -> str:
+    return "peak" if rep.at == "peak" else f"time {rep.at} ns"
+
+
+def _frag_fix(rep: MemoryReport) -> Fix:
+    conf = str(rep.data.settings.get("PYTORCH_CUDA_ALLOC_CONF", rep.data.settings))
+    if "expandable_segments" in conf and "True" in conf:
+        return Fix(
+            "Expandable segments are on already: free the cache between phases with "
+            "a lower garbage_collection_threshold, or cap splits with max_split_size_mb.",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,garbage_collection_threshold:0.6",
+        )
+    return Fix(
+        "Let the allocator grow segments in place instead of caching many sized ones: "
+        "set expandable_segments before the process starts (or max_split_size_mb to "
+        "stop large blocks being split).",
+        EXPANDABLE,
+    )
+
+
+# -- out of memory ---------------------------------------------------------------------
+def out_of_memory(rep: MemoryReport, d: DeviceReport, o: Oom) -> Finding:
+    p = o.point
+    free = p.free_cached or 0
+    held = p.sites[:5]
+    top = f" The most is held by {_site_text(held[0])} ({fmt.size(held[0].bytes)})." if held else ""
+    dev_free = (
+        ""
+        if o.device_free_bytes is None
+        else f" with {fmt.size(o.device_free_bytes)} free on the device"
+    )
+    msg = (
+        f"GPU {d.device} ran out of memory asking for {fmt.size(o.requested_bytes)}{dev_free}: "
+        f"the allocator held {fmt.size(p.reserved)}, {fmt.size(p.allocated)} of it in use and "
+        f"{fmt.size(free)} in cached free blocks"
+        + ("" if p.largest_free is None else f" (largest {fmt.size(p.largest_free)})")
+        + f".{top}"
+    )
+    metrics = {
+        "device": d.device,
+        "requested_bytes": o.requested_bytes,
+        "device_free_bytes": o.device_free_bytes,
+        "reserved_bytes": p.reserved,
+        "allocated_bytes": p.allocated,
+        "free_cached_bytes": free,
+        "largest_free_bytes": p.largest_free,
+    }
+    return _finding(
+        RULE_OOM,
+        Severity.ERROR,
+        "Out of memory",
+        msg,
+        _oom_fix(rep, o),
+        _site_evidence(held),
+        metrics,
+    )
+
+
+def _oom_fix(rep: MemoryReport, o: Oom) -> Fix:
+    p = o.point
+    if (p.free_cached or 0) >= o.requested_bytes and (p.largest_free or 0) < o.requested_bytes:
+        return Fix(
+            "Enough memory was free, but in pieces too small for the request: let the "
+            "allocator expand segments instead of splitting cached ones.",
+            EXPANDABLE,
+        )
+    need = o.requested_bytes - (o.device_free_bytes or 0) - (p.largest_free or 0)
+    return Fix(
+        f"The program needs about {fmt.size(max(need, 0))} more than fits: lower the "
+        "peak (a smaller micro-batch with gradient accumulation, activation "
+        "checkpointing, bf16 autocast, or a fused/sharded optimizer), starting with the "
+        "line holding the most.",
+        _OOM_SNIPPET,
+    )
+
+
+_OOM_SNIPPET = """\
+from torch.utils.checkpoint import checkpoint
+y = checkpoint(block, x, use_reentrant=False)   # recompute activations in backward
+# or: micro-batch half the size, loss / accum_steps, optimizer.step() every accum_steps"""

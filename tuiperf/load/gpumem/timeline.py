@@ -1,0 +1,97 @@
+"""Memory events of a timeline report: nsys `CUDA_GPU_MEMORY_USAGE_EVENTS` (the trace's
+`gpu_memory` table) and torch.profiler's `[memory]` events.
+
+nsys sees cudaMalloc/cudaFree, the level PyTorch calls *reserved*: its Device and Managed
+rows become `segment_alloc` / `segment_free`; Device Static rows (module globals) become
+`static`; host rows (Pageable, Pinned) are left out. A free's size is its allocation's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.load.gpumem import tables as T
+from tuiperf.load.kineto.memory import read_memory_events
+from tuiperf.model import arrays as A
+from tuiperf.model.trace import Trace
+
+#: nsys memKind labels (ENUM_CUDA_MEM_KIND) that are the process's device memory
+RESERVED_KINDS = ("Device", "Managed", "Array")
+STATIC_KINDS = ("Device Static", "Managed Static")
+_CODE = {a: i for i, a in enumerate(T.ACTIONS)}
+
+
+def _nulls(n: int) -> pa.Array:
+    return pa.nulls(n, pa.int64())
+
+
+def from_nsys(trace: Trace) -> T.MemoryData | None:
+    t = trace.table("gpu_memory")
+    if t.num_rows == 0:
+        return None
+    kind = A.strings(t, "mem_kind")
+    keep = np.isin(kind, RESERVED_KINDS + STATIC_KINDS)
+    t = t.filter(pa.array(keep))
+    kind = kind[keep]
+    is_free = A.strings(t, "operation") == "Deallocation"
+    static = np.isin(kind, STATIC_KINDS)
+    code = np.where(is_free, _CODE[T.SEG_FREE], _CODE[T.SEG_ALLOC])
+    code = np.where(static, _CODE[T.STATIC], code)
+    n = t.num_rows
+    events = pa.table(
+        {
+            "device": t["device"],
+            "seq": pa.array(np.arange(n, dtype=np.int64)),
+            "time_ns": t["start"],
+            "action": T.action_array(code),
+            "addr": t["address"],
+            "size": pc.abs(t["bytes"]),
+            "stream": t["stream"],
+            "site": pa.nulls(n, pa.int32()),
+            "allocated_after": _nulls(n),
+            "reserved_after": _nulls(n),
+            "device_free": _nulls(n),
+        },
+        schema=T.EVENTS,
+    )
+    return T.MemoryData(T.NSYS, trace.meta.source, events)
+
+
+def from_kineto(path: Path) -> T.MemoryData | None:
+    rows = read_memory_events(path)
+    if not len(rows):
+        return None
+    c = rows.cols
+    ts = np.frombuffer(c["ts"], np.float64)
+    t0 = round(rows.t0_us * 1000)
+    time = np.rint(ts * 1000.0).astype(np.int64) - t0
+    order = np.argsort(time, kind="stable")
+    b = np.frombuffer(c["bytes"], np.int64)[order]
+    n = len(order)
+    code = np.where(b < 0, _CODE[T.FREE], _CODE[T.ALLOC])
+
+    def col(k: str) -> np.ndarray:
+        return np.frombuffer(c[k], np.int64)[order]
+
+    events = pa.table(
+        {
+            "device": pa.array(col("device"), pa.int32()),
+            "seq": pa.array(np.arange(n, dtype=np.int64)),
+            "time_ns": pa.array(time[order]),
+            "action": T.action_array(code),
+            "addr": pa.array(col("addr")),
+            "size": pa.array(np.abs(b)),
+            "stream": _nulls(n),
+            "site": pa.nulls(n, pa.int32()),
+            "allocated_after": pa.array(col("allocated")),
+            "reserved_after": pa.array(col("reserved")),
+            "device_free": _nulls(n),
+        },
+        schema=T.EVENTS,
+    )
+    notes = [f"{rows.skipped} [memory] events without numbers skipped"] if rows.skipped else []
+    return T.MemoryData(T.KINETO, str(path), events, notes=notes)
