@@ -285,6 +285,21 @@ class Profile:
         """The Python frames of those stacks, a tree (`parent_id`)."""
         return self.table("frames")
 
+    @property
+    def cpu_samples(self) -> pa.Table:
+        """CPU samples of each thread (nsys `--sample`), `stack_id` into `sample_stacks`."""
+        return self.table("cpu_samples")
+
+    @property
+    def sample_stacks(self) -> pa.Table:
+        """The CPU samples' call stacks, a tree (`parent_id`)."""
+        return self.table("sample_stacks")
+
+    @property
+    def thread_state(self) -> pa.Table:
+        """OS threads running or waiting, from the scheduler's switches (nsys)."""
+        return self.table("thread_state")
+
     def summary(self, name: str) -> Summary:
         """A summary report by name or alias (tuiperf.summaries.names: the `nsys stats`
         reports, `op_sum`, `step_budget`), kept in the cache entry like the CLI's."""

@@ -169,6 +169,39 @@ CALLSITES = _fields(
     ("frame_id", I64),
 )
 
+#: CPU samples (nsys `--sample=process-tree`, issue 34): one row per sample of a thread,
+#: `stack_id` its innermost frame in `sample_stacks` (null without a call chain), `function`
+#: and `module` that frame's names; `stacked` false where nsys kept only the sampled
+#: instruction (no backtrace); `kind` "native" (SAMPLING_CALLCHAINS) or "python" (nsys
+#: `--python-sampling`: NVTX marks of the `Python Periodic Sampling` domain)
+CPU_SAMPLES = _fields(
+    ("start", I64),
+    ("pid", I64),
+    ("tid", I64),
+    ("cpu", I32),
+    ("kind", NAME),
+    ("function", NAME),
+    ("module", NAME),
+    ("stacked", pa.bool_()),
+    ("stack_id", I64),
+)
+
+#: the samples' call stacks as a tree: each node's caller is `parent_id` (null at the
+#: outermost frame); `module` the library (native) or the source file (Python, with `line`)
+SAMPLE_STACKS = _fields(
+    ("node_id", I64),
+    ("parent_id", I64),
+    ("function", NAME),
+    ("module", NAME),
+    ("line", I32),
+    ("python", pa.bool_()),
+)
+
+#: OS thread state from the scheduler (nsys SCHED_EVENTS): `state` "running" from a
+#: switch-in to the next switch-out (on `cpu`), "waiting" from a switch-out to the next
+#: switch-in of the same thread
+THREAD_STATE = _fields(*_TIME, ("pid", I64), ("tid", I64), ("state", NAME), ("cpu", I32))
+
 PROCESSES = _fields(("pid", I64), ("name", pa.string()))
 THREADS = _fields(("pid", I64), ("tid", I64), ("name", pa.string()))
 STREAMS = _fields(
@@ -198,6 +231,9 @@ TABLES: dict[str, pa.Schema] = {
     "streams": STREAMS,
     "callsites": CALLSITES,
     "frames": FRAMES,
+    "cpu_samples": CPU_SAMPLES,
+    "sample_stacks": SAMPLE_STACKS,
+    "thread_state": THREAD_STATE,
 }
 
 #: tables of timed events (the rest describe the machine)

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from tuiperf.summaries.rows import ReportRows, StoredReport
     from tuiperf.summaries.stats import StatsTable
 
-_OWN = ("op_sum", "step_budget", "by_line")  # tuiperf's own reports, beside the `nsys stats` ones
+#: tuiperf's own reports, beside the `nsys stats` ones
+_OWN = ("op_sum", "step_budget", "by_line", "cpu_samples")
 _NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)
 
 
@@ -42,7 +43,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help=f"one of: {_NAMES} (aliases: kern, api, mem, memsize, nvtx, osrt, "
         "trace, ops); tuiperf's own: step_budget (alias budget: each training step's time "
         "by part: GPU busy by kind, GPU idle by cause), by_line (alias lines: GPU time and "
-        "syncs by source line, from Python stacks); default cuda_gpu_kern_sum",
+        "syncs by source line, from Python stacks), cpu_samples (alias samples: CPU samples "
+        "by function, self and total, per thread and overall); default cuda_gpu_kern_sum",
     )
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(

@@ -14,6 +14,7 @@ REPORT_NAMES = (
     "op_sum",  # torch.profiler's CPU operator summary (TensorBoard's Operator view)
     "step_budget",  # where each training step's time goes
     "by_line",  # GPU time and syncs by source line (Python stacks)
+    "cpu_samples",  # CPU samples by function: self and total, per thread
 )
 
 #: the `nsys stats` reports of GPU work; nsys leaves whole CUDA graph executions
@@ -35,6 +36,7 @@ ALIASES = {
     "budget": "step_budget",
     "lines": "by_line",
     "line": "by_line",
+    "samples": "cpu_samples",
 }
 
 

@@ -113,3 +113,13 @@ def _by_line(trace: Trace) -> StatsTable:
 
 #: GPU time and syncs by source line, from the Python stacks (issue 22)
 EXTRA_REPORTS["by_line"] = (_by_line, ("callsites",))
+
+
+def _cpu_samples(trace: Trace) -> StatsTable:
+    from tuiperf.summaries.cpu_samples import cpu_samples
+
+    return cpu_samples(trace)
+
+
+#: CPU samples by function: self and total, per thread and overall (issue 34)
+EXTRA_REPORTS["cpu_samples"] = (_cpu_samples, ("cpu_samples",))

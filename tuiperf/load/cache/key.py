@@ -17,8 +17,9 @@ from typing import Any
 from tuiperf import settings
 
 #: bump whenever a canonical schema (tuiperf/schema.py) or what TraceMeta holds changes: old
-#: entries are then rebuilt (9: TraceMeta.untraced_step_ns)
-SCHEMA_VERSION = 9
+#: entries are then rebuilt (9: TraceMeta.untraced_step_ns; 10: cpu_samples, sample_stacks,
+#: thread_state)
+SCHEMA_VERSION = 10
 
 MANIFEST = "manifest.json"
 

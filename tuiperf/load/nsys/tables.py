@@ -18,9 +18,11 @@ from tuiperf import schema
 from tuiperf.errors import BadReportError
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys import pybt as nsys_pybt
+from tuiperf.load.nsys import samples as nsys_samples
 from tuiperf.load.nsys.assemble import Assembler
 from tuiperf.load.nsys.ids import pid_of, pid_tid, tid_of
 from tuiperf.load.nsys.nvtx_depth import nvtx_table
+from tuiperf.load.nsys.sched import read_thread_state
 from tuiperf.load.nsys.source import NsysSource, versions_of
 from tuiperf.load.progress import OnProgress, Progress
 
@@ -49,6 +51,7 @@ class NsysReader:
         #: NVTX domain ids of Python backtraces (nsys_pybt), found by nvtx()
         self._py_domains: list[int] = []
         self._pybt: tuple[pa.Table, pa.Table] | None = None
+        self._samples: tuple[pa.Table, pa.Table] | bool | None = False  # False: not read
 
     # -- raw access ---------------------------------------------------------
     def raw(self, logical: str, wanted: list[str]) -> pa.Table | None:
@@ -158,6 +161,9 @@ class NsysReader:
             ("callsites", lambda: self.python_backtraces(0)),
             ("frames", lambda: self.python_backtraces(1)),
             ("osrt", self.osrt),
+            ("cpu_samples", lambda: self.cpu_samples(0)),
+            ("sample_stacks", lambda: self.cpu_samples(1)),
+            ("thread_state", lambda: read_thread_state(self)),
             ("overhead", self.overhead),
             ("gpu_memory", self.gpu_memory),
             ("devices", self.devices),
@@ -411,6 +417,13 @@ class NsysReader:
             self._pybt = nsys_pybt.read_backtraces(self, self._py_domains)
             self._py_domains = [] if self._pybt is None else self._py_domains
         return None if self._pybt is None else self._pybt[which]
+
+    def cpu_samples(self, which: int) -> pa.Table | None:
+        """cpu_samples (0) or sample_stacks (1) (load.nsys.samples), if the report has any."""
+        if self._samples is False:
+            self._samples = nsys_samples.read_samples(self)
+        got = self._samples
+        return None if got is None or got is False or got is True else got[which]
 
     def osrt(self) -> pa.Table | None:
         cols = ["start", "end", "eventClass", "globalTid", "nameId", "returnValue"]
