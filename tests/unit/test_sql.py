@@ -342,3 +342,20 @@ def test_python_variables_are_not_tables(session: Session) -> None:
     secret = session.sources  # noqa: F841 — DuckDB's replacement scans would find it
     with pytest.raises(SqlError, match="no view 'secret'"):
         session.query("SELECT * FROM secret")
+
+
+def test_docs_list_every_view_and_column(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """docs/sql.md's views table names each view with all its columns, in order."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sql.md").read_text(encoding="utf-8")
+    trace = open_trace(nsys_report("lstm"), OpenOptions(use_cache=False))
+    raw = page(decompress(tmp_path_factory), "lstm_basic", "raw")
+    from tuiperf.load.ncu.open import open_ncu
+
+    src = Source(trace, open_ncu(raw, OpenOptions(use_cache=False)))
+    d = Session({"main": src}, empty=True).describe().to_pylist()
+    for view in dict.fromkeys(r["view"] for r in d):
+        line = next((s for s in doc.splitlines() if s.startswith(f"| `{view}` |")), None)
+        assert line is not None, view
+        want = [r["column"] + (f" ({r['unit']})" if r["unit"] else "") for r in d
+                if r["view"] == view]  # fmt: skip
+        assert line.rstrip(" |").split(" | ")[-1].split(", ") == want, view

@@ -40,12 +40,25 @@ def _numeric(t: pa.DataType) -> bool:
 
 
 def print_table(out: TextIO, table: pa.Table, width: int | None = None) -> None:
+    """Numbers never wrap; text folds to fit a terminal. Into a pipe or a file (no
+    terminal, no `width`), the table is as wide as its cells."""
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for f in table.schema:
-        t.add_column(f.name, justify="right" if _numeric(f.type) else "left", overflow="fold")
-    for row in rows(table):
+    body = rows(table)
+    needed = 0  # the numbers' widths, and a little for each text column
+    for i, f in enumerate(table.schema):
+        if _numeric(f.type):
+            wide = max([len(f.name), *(len(cell_text(r[i])) for r in body)])
+            t.add_column(f.name, justify="right", no_wrap=True, min_width=wide)
+            needed += wide + 2
+        else:
+            t.add_column(f.name, overflow="fold")
+            needed += 10
+    for row in body:
         t.add_row(*(Text(cell_text(v)) for v in row))
-    make_console(out, width).print(t)
+    console = make_console(out, width)
+    if (width is None and not console.is_terminal) or console.width < needed:
+        console = make_console(out, 100_000)  # too wide to fold: nothing is cut off
+    console.print(t)
 
 
 def md_cell(v: object) -> str:

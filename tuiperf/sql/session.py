@@ -122,6 +122,9 @@ class Session:
             self.con.execute(f"CREATE VIEW {target} AS SELECT {body} FROM {raw}")
         elif view in V.NCU_VIEWS:
             self._create_ncu(sch, src, view, target)
+        elif view in V.PLAIN_VIEWS:
+            raw = self._register(sch, view, self._table(src, view))
+            self.con.execute(f"CREATE VIEW {target} AS SELECT {V.plain_select(view)} FROM {raw}")
         else:
             raw = self._register(sch, view, self._table(src, view))
             self.con.execute(f"CREATE VIEW {target} AS SELECT * FROM {raw}")
@@ -152,13 +155,13 @@ class Session:
             t = schema.empty(table)
             if table == "graphs":
                 t = t.append_column("launch", pa.array([], pa.string()))
-            return t
+            return V.named(table, t)
         t = src.trace.table(table)
         if table == "graphs":  # with the API call that launched each execution
             from tuiperf.model.timeline.graph_launch import with_launch
 
             t = with_launch(src.trace, t)
-        return t
+        return V.named(table, t)
 
     def _table(self, src: Source, view: str) -> pa.Table:
         """A plain canonical table or a derived one (steps, budget, findings)."""

@@ -8,10 +8,15 @@ under their canonical names (`short_name`, `mangled_name`, `copy_kind`, ...).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
 
 from tuiperf import schema
 from tuiperf.model import columns as cols
+from tuiperf.model.api_names import api_display_name
 
 
 @dataclass(frozen=True)
@@ -24,10 +29,8 @@ class EventView:
 
     def select(self) -> list[tuple[str, str]]:
         items: list[tuple[str, str]] = []
-        used = {"name", "text"} | ({"copy_kind"} if self.table == "memcpy" else set())
         for spec in cols.columns(self.table):
             for src, out in zip(spec.sources, spec.export, strict=True):
-                used.add(src)
                 items.append((_expr(self.table, src), out))
         for f in self.extra_fields():
             items.append((quote(f), f))
@@ -40,18 +43,55 @@ class EventView:
 
 
 def _expr(table: str, src: str) -> str:
-    """The SQL giving export column `src`'s values (the names as the export writes them)."""
+    """The SQL giving export column `src`'s values. Names are plain column references, so
+    DuckDB keeps the Arrow dictionary (GROUP BY name hashes codes, not strings): the names
+    the export rewrites are rewritten once per distinct name, on the dictionary (`named`)."""
     if src != "name":
         return quote(src)
-    if table == "memcpy":  # as nsys stats names copies: by kind
-        return "'[CUDA memcpy ' || coalesce(copy_kind, '') || ']'"
     if table == "memset":
         return "'[CUDA memset]'"
     if table == "nvtx":
-        return "coalesce(\"text\", '')"
-    if table == "api":  # without the `_v7000` suffix, as nsys stats prints them
-        return "regexp_replace(coalesce(name, ''), '_v[0-9]{4}$', '')"
-    return "coalesce(name, '')"
+        return quote("text")
+    return quote("name")
+
+
+def named(table: str, t: pa.Table) -> pa.Table:
+    """`t` with its `name` as the export writes it: copies named by kind (`[CUDA memcpy
+    Host-to-Device]`, as nsys stats names them), API calls without the `_v7000` suffix.
+    Only the dictionaries change; the codes are shared with `t` (no copy per row)."""
+    if table == "memcpy":
+        col = _relabel(t["copy_kind"], lambda s: f"[CUDA memcpy {s}]")
+        return t.append_column("name", col)
+    if table == "api":
+        i = t.schema.get_field_index("name")
+        return t.set_column(i, "name", _relabel(t["name"], api_display_name))
+    return t
+
+
+def _relabel(col: pa.ChunkedArray, fn: Callable[[str], str]) -> pa.ChunkedArray:
+    if not pa.types.is_dictionary(col.type):
+        col = col.dictionary_encode()
+    chunks = []
+    for c in col.chunks:
+        labels = [fn(v) for v in c.dictionary.to_pylist()]
+        indices = c.indices
+        if len(set(labels)) < len(labels):  # two spellings of one name: one code for both
+            first = {v: i for i, v in reversed(list(enumerate(labels)))}
+            remap = np.array([first[v] for v in labels], np.int32)
+            codes = remap[indices.fill_null(0).to_numpy(zero_copy_only=False)]
+            indices = pa.array(codes, pa.int32(), mask=indices.is_null().to_numpy(False))
+        chunks.append(pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string())))
+    return pa.chunked_array(chunks, pa.dictionary(pa.int32(), pa.string()))
+
+
+_TIME_NAMES = {"start": "start_ns", "end": "end_ns", "duration": "duration_ns"}
+
+
+def plain_select(table: str) -> str:
+    """A canonical table's columns, the times named with their unit as in the event views."""
+    return ", ".join(
+        f"{quote(f.name)} AS {quote(_TIME_NAMES.get(f.name, f.name))}" for f in schema.TABLES[table]
+    )
 
 
 def quote(ident: str) -> str:
@@ -94,7 +134,7 @@ NCU_VIEWS: dict[str, str] = {
 
 def unit(column: str) -> str:
     """The unit a column's values are in, from its name (`_ns`, `bytes`, `_pct`)."""
-    if column.endswith("_ns") or column in ("start", "duration"):
+    if column.endswith("_ns"):
         return "ns"
     if column.endswith("bytes") or column in ("total_memory", "l2_cache"):
         return "bytes"
