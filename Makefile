@@ -28,8 +28,24 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 demo: $(STAMP_RUN)
 	$(BIN)/tuiperf
 
+# The older ncu_report readers tuiperf supports (PyPI ncu-report), each in a folder of its
+# own beside the venv's newest (one C extension per process): tests/unit/
+# test_ncu_reader_versions.py runs `tuiperf ncu` with each on PYTHONPATH against ncu's pages.
+NCU_READERS ?= 2025.3.1 2026.2.0 2026.3.0
+NCU_READERS_DIR := $(VENV)/ncu-readers
+STAMP_NCU := $(NCU_READERS_DIR)/.stamp
+
+$(STAMP_NCU): | $(BIN)/python
+	@for v in $(NCU_READERS); do rm -rf $(NCU_READERS_DIR)/$$v; \
+		$(BIN)/python -m pip install -q --no-deps --target $(NCU_READERS_DIR)/$$v "ncu-report==$$v" \
+		|| exit 1; done
+	touch $@
+
+.PHONY: ncu-readers
+ncu-readers: $(STAMP_NCU)
+
 # the README's test command, and what CI runs (.ci/run): the fast checks first, then the tests
-test: lint $(STAMP_DEV)
+test: lint $(STAMP_DEV) $(STAMP_NCU)
 	$(BIN)/mypy tuiperf
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest

@@ -10,10 +10,13 @@ labels, filled with the kernel's own metric values. What a reader has decides, n
 version string.
 
 Which sections a kernel has is not in what old readers give: a section is taken when the
-kernel has every metric it lists, and the sections without metrics (charts, tables) with a
-recorded set whose other sections are all there. Equal to the 2026.3 reader on the full and
-basic reports of tests/data; a report of hand-picked `--section`s may show, besides them, a
-section whose metrics ncu collects anyway.
+kernel has every metric it lists, or when one of its rule results names it (a rule ran on
+it: every reader gives rule results with their section), and the sections without metrics
+(charts, tables) with a recorded set whose other sections are all there. Equal to the
+2026.3 reader on the full and basic reports of tests/data; a report of another set or of
+hand-picked `--section`s keeps every section its rules name (issue 35 item 18: the memory
+workload charts' rule results were lost with the 2025.3 reader), and may show, besides
+them, a section whose metrics ncu collects anyway.
 """
 
 from __future__ import annotations
@@ -61,15 +64,16 @@ class Layout:
     sections: dict[str, SectionLayout]
     sets: tuple[frozenset[str], ...]  # the section lists seen together (one per --set)
 
-    def shown(self, names: set[str]) -> list[str]:
+    def shown(self, names: set[str], ruled: Iterable[str] = ()) -> list[str]:
         """The sections a kernel with these metrics has: those whose metrics it has every
-        one of, and the metric-less ones (charts, tables) of a set it has in full."""
+        one of, those its rule results name (`ruled`), and the metric-less ones (charts,
+        tables) of a set it has in full."""
         complete = {
             sid
             for sid, s in self.sections.items()
             if s.metrics and all(m in names for m in s.metrics)
         }
-        out = set(complete)
+        out = complete | {sid for sid in ruled if sid in self.sections}
         for group in self.sets:
             if all(sid in complete for sid in group if self.sections[sid].metrics):
                 out |= group
@@ -144,13 +148,43 @@ class LayoutSection:
         return self._items(self._s.body)
 
 
-def sections(a: NcuAction) -> list[NcuSection]:
-    """The kernel's sections: the reader's own where it has them, else the layout's."""
+def sections(a: NcuAction, ruled: Iterable[str] = ()) -> list[NcuSection]:
+    """The kernel's sections: the reader's own where it has them, else the layout's;
+    `ruled`: the section ids its rule results name."""
     own = getattr(a, "sections", None)
     if callable(own):
         return list(own())
     known = layout()
-    return [LayoutSection(known.sections[sid], a) for sid in known.shown(set(a.metric_names()))]
+    shown = known.shown(set(a.metric_names()), ruled)
+    return [LayoutSection(known.sections[sid], a) for sid in shown]
+
+
+class BareSection:
+    """A section a rule result names that neither the reader nor the layout knows (a newer
+    Nsight Compute's): its id as its name, no metrics, after every known section."""
+
+    ORDER = 1 << 30
+
+    def __init__(self, sid: str) -> None:
+        self._sid = sid
+
+    def identifier(self) -> str:
+        return self._sid
+
+    def name(self) -> str:
+        return self._sid
+
+    def order(self) -> int:
+        return self.ORDER
+
+    def parent_identifier(self) -> str:
+        return ""
+
+    def header_metrics(self) -> list[NcuMetric | None]:
+        return []
+
+    def body_metrics(self) -> list[NcuMetric | None]:
+        return []
 
 
 def label(m: NcuMetric) -> str:

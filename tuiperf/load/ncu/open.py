@@ -16,7 +16,7 @@ from tuiperf.load.progress import Progress
 from tuiperf.model.ncu.metrics import KernelMetrics
 
 #: bumped whenever the ncu tables change shape; part of the cache key
-LOADER_VERSION = 2
+LOADER_VERSION = 3
 Built = tuple[dict[str, pa.Table], dict[str, Any]]
 
 

@@ -261,7 +261,8 @@ def load_ncu_rep(
         if progress is not None:  # per result: the viewer shows it and can cancel here
             progress(Progress("read kernel", kid + 1, len(acts)))
         _append(cols["kernels"], _kernel_row(kid, a))
-        secs = _sections(a)
+        rules = ncu_layout.rule_dicts(a)
+        secs = _sections(a, [d.get("section_identifier") or "" for d in rules])
         for pos, s in enumerate(secs):
             _append(
                 cols["sections"],
@@ -276,7 +277,7 @@ def load_ncu_rep(
             )
         for row in _metric_rows(kid, a, secs):
             _append(cols["metrics"], row)
-        for row in _rule_rows(kid, a, secs):
+        for row in _rule_rows(kid, rules, secs):
             _append(cols["rules"], row)
     tables = {n: make_table(n, c) for n, c in cols.items()}
     return tables, _meta(path, ctx, tables)
@@ -310,10 +311,17 @@ def _valid_utf8(v: Any) -> Any:
     return v
 
 
-def _sections(a: NcuAction) -> list[NcuSection]:
+def _sections(a: NcuAction, ruled: list[str]) -> list[NcuSection]:
     """Sections in ncu's order: by `order()`, ties by display name (as ncu prints them);
-    the reader's own, or built from the bundled layout (ncu_layout)."""
-    return sorted(ncu_layout.sections(a), key=lambda s: (s.order(), s.name()))
+    the reader's own, or built from the bundled layout (ncu_layout). Every section a rule
+    result names (`ruled`) is one of them, so that no reader loses a rule result."""
+    secs: list[NcuSection] = list(ncu_layout.sections(a, ruled))
+    have = {s.identifier() for s in secs}
+    for sid in dict.fromkeys(ruled):
+        if sid and sid not in have:
+            secs.append(ncu_layout.BareSection(sid))
+            have.add(sid)
+    return sorted(secs, key=lambda s: (s.order(), s.name()))
 
 
 def _value(m: NcuMetric) -> tuple[float | None, str | None]:
@@ -475,11 +483,13 @@ def _metric_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[st
     return rows
 
 
-def _rule_rows(kid: int, a: NcuAction, secs: list[NcuSection]) -> list[dict[str, Any]]:
+def _rule_rows(
+    kid: int, rules: list[dict[str, Any]], secs: list[NcuSection]
+) -> list[dict[str, Any]]:
     """Rule results grouped by section in ncu's order; empty type-0 results dropped."""
     rank = {s.identifier(): i for i, s in enumerate(secs)}
     results = []
-    for i, d in enumerate(ncu_layout.rule_dicts(a)):
+    for i, d in enumerate(rules):
         msg = d.get("rule_message") or {}
         kind = _RULE_TYPES.get(msg.get("type", 0))
         if kind is None and not msg.get("message"):
