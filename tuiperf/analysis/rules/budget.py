@@ -15,7 +15,9 @@ import numpy as np
 from tuiperf.analysis import fixes
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.cpu_hotspot import top_cpu_op
+from tuiperf.analysis.budget.descheduled import descheduled
 from tuiperf.analysis.budget.step_budget import SHORT, Budget
+from tuiperf.analysis.budget.step_samples import step_samples
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -143,14 +145,66 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
             f"{fmt.duration(hot.self_ns_per_step)} of host self time a step{at}."
         )
         nums["hot_op_self_ns_per_step"] = hot.self_ns_per_step
+    sampled = _sampled(ctx, b, nums)
+    msg += sampled + _off_cpu(ctx, b, nums)
     msg += _measured_capture_cost(b) or _capture_cost(ctx)
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
     hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
     fix = _cpu_fix(nums, hot_name, run_facts(ctx))
     found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
+    if sampled:
+        found.metrics["cpu_sample_functions"] = _sample_rows(ctx, b)
     rows = _steady_kernels(ctx, b)
     return [sites.name_sites(found, ctx, "kernels", rows, "Most kernels are launched from")]
+
+
+def _sampled(ctx: Ctx, b: Budget, nums: dict[str, float]) -> str:
+    """The training thread's top functions by CPU samples in the steps ('' without)."""
+    got = step_samples(ctx, b)
+    if got is None:
+        return ""
+    nums["cpu_samples"] = got.samples + got.python_samples
+    named = ", ".join(f"{h.label} {h.share:.0%}" for h in got.top)
+    first = "Python functions first, native below" if got.python_samples else "native code"
+    text = (
+        f" Where that CPU time goes, by the training thread's CPU samples in these steps "
+        f"({got.samples + got.python_samples:,} samples, {first}): {named}."
+    )
+    if got.entry is not None:
+        nums["python_entry_share"] = round(got.entry.share, 3)
+        text += (
+            f" {got.entry.share:.0%} of the {got.stacked:,} sampled call stacks run under "
+            f"{got.entry.label}, the native call Python made."
+        )
+    return text
+
+
+def _sample_rows(ctx: Ctx, b: Budget) -> list[dict[str, object]]:
+    got = step_samples(ctx, b)
+    rows = [*(got.top if got else []), *([got.entry] if got and got.entry else [])]
+    return [
+        {"function": h.function, "module": h.module, "kind": h.kind,
+         "self_samples": h.self_samples, "share": round(h.share, 4),
+         "entry": bool(got and h is got.entry)}
+        for h in rows
+    ]  # fmt: skip
+
+
+def _off_cpu(ctx: Ctx, b: Budget, nums: dict[str, float]) -> str:
+    """ "The training thread was descheduled ..." where that is a real part of the step."""
+    off = descheduled(ctx, b)
+    if off is None:
+        return ""
+    nums["descheduled_ns_per_step"] = round(off.waiting_ns)
+    nums["descheduled_outside_calls_ns_per_step"] = round(off.outside_calls_ns)
+    if not off.matters:
+        return ""
+    return (
+        f" The training thread was descheduled {fmt.duration(round(off.outside_calls_ns))} a "
+        f"step ({off.share:.0%} of the step) outside any CUDA or OS call: ready to run with no "
+        "CPU (other threads or processes took it), or blocked where nothing is traced."
+    )
 
 
 #: what a capture that records a Python stack with every launch costs the loop's CPU:
