@@ -326,6 +326,8 @@ class TuiperfApp(App[int]):
     def action_help(self) -> None:
         focused = self.focused
         scope = focused.id if focused is not None and focused.id in ("timeline", "side") else None
+        if focused is not None and focused.id == "advice-list":
+            scope = "fixes"
         if focused is not None and any(isinstance(a, EventsPane) for a in focused.ancestors):
             scope = "events"
         if self.ncu is not None:

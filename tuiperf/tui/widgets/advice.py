@@ -28,6 +28,7 @@ from textual.worker import get_current_worker
 from tuiperf.model import fmt
 from tuiperf.model.trace import Trace
 from tuiperf.schema import EVENT_TABLES
+from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify
 from tuiperf.tui.messages import EventSelected
 
@@ -78,11 +79,13 @@ class AdvicePanel(Vertical):
         #: evidence rows shown per finding (finding index -> rows), grown by "more"
         self.shown_rows: dict[int, int] = {}
         self.hits: list[Hit] = []
+        #: the evidence rows of the list being built (option id -> text), for FixesList
+        self._rows: dict[str, Text] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(self._t("Recommended fixes"), id="advice-title")
         yield Static("", id="advice-budget")
-        yield OptionList(id="advice-list", markup=False)
+        yield FixesList(self.ascii_only, id="advice-list", markup=False)
 
     def on_mount(self) -> None:
         self._refresh_list()
@@ -164,17 +167,19 @@ class AdvicePanel(Vertical):
         found = self.query("#advice-list")
         if not found:  # not composed yet
             return
-        olist = found.first(OptionList)
+        olist = found.first(FixesList)
+        self._rows = {}
         title, options = self._content()
         self.query_one("#advice-title", Static).update(self._text(title))
         self._refresh_budget()
         keep = olist.highlighted
-        olist.set_options(options)
+        olist.set_rows(options, self._rows)
         if keep is not None and self._keep_cursor:
             olist.highlighted = min(keep, max(olist.option_count - 1, 0))
             self._keep_cursor = False
         else:
             olist.highlighted = _first_enabled(options)
+        olist.show_cursor(olist.highlighted)
 
     _keep_cursor = False
 
@@ -266,10 +271,8 @@ class AdvicePanel(Vertical):
         ]
         if f.fix.text:
             lines.append(Text.assemble(("Fix: ", "bold green"), self._t(f.fix.text)))
-        for code in f.fix.snippet.splitlines():  # code: never re-wrapped, cut with an ellipsis
-            text = Text(self._t(code), style="italic", no_wrap=True, overflow="ellipsis")
-            if self.ascii_only:  # Rich's ellipsis is "…"
-                text.overflow = "crop"
+        for code in f.fix.snippet.splitlines():  # wrapped at spaces, never cut (`y` copies)
+            text = Text(self._t(code), style="italic", overflow="fold")
             lines.append(Padding(text, (0, 0, 0, 2)))
         return Group(*lines)
 
@@ -290,15 +293,20 @@ class AdvicePanel(Vertical):
         rows, marked = f.evidence.rows, set(hit.evidence)
         for pos in picked:
             r = rows.slice(pos, 1).to_pylist()[0]
-            out.append(Option(self._row_text(r, cols, pos in marked), id=f"e{hit.finding}:{pos}"))
+            out.append(self._row(f"e{hit.finding}:{pos}", self._row_text(r, cols, pos in marked)))
         if n > len(picked):
             more = f"… {n - len(picked):,} more rows (⏎ shows {min(MORE_ROWS, n - len(picked))})"
-            out.append(Option(self._text(more, "dim"), id=f"m{hit.finding}"))
+            out.append(self._row(f"m{hit.finding}", self._text(more, "dim")))
         out.append(_note(Text("")))
         return out
 
+    def _row(self, oid: str, text: Text) -> Option:
+        """An evidence (or "more") row; FixesList puts the cursor glyph before its text."""
+        self._rows[oid] = text
+        return Option(cursor_text(text, False, self.ascii_only), id=oid)
+
     def _row_text(self, r: dict[str, Any], cols: list[str], selected: bool) -> Text:
-        mark = ("*" if self.ascii_only else "●") if selected else ">"
+        mark = ("*" if self.ascii_only else "●") if selected else " "
         start = fmt.timestamp(r["start_ns"]) if r["start_ns"] is not None else "—"
         parts = [
             f"{start:>9}",
@@ -325,6 +333,28 @@ class AdvicePanel(Vertical):
             self.jump(int(finding), int(pos))
         elif oid.startswith("f"):
             self.jump(int(oid[1:]), None)
+
+    def finding_at_cursor(self) -> Finding | None:
+        """The finding of the card, evidence row or "more" row under the cursor."""
+        index = self.state.index
+        option = self.query_one(FixesList).highlighted_option
+        oid = option.id if option is not None else None
+        if index is None or not oid or oid[0] not in "fem":
+            return None
+        return index.findings[int(oid[1:].partition(":")[0])]
+
+    def copy_snippet(self) -> None:
+        """`y`: the code of the fix under the cursor to the clipboard (OSC 52)."""
+        f = self.finding_at_cursor()
+        if f is None:
+            return
+        code = f.fix.snippet
+        if not code:
+            self.notify("This finding has no code to copy.", timeout=3)
+            return
+        self.app.copy_to_clipboard(code)
+        lines = fmt.plural(len(code.splitlines()), "line")
+        self.notify(f"Copied the fix's code ({lines}, {len(code.encode()):,} B)", markup=False)
 
     def jump(self, finding: int, pos: int | None) -> None:
         """Show evidence row `pos` of a finding (its first matching row when None)."""
@@ -355,6 +385,52 @@ class AdvicePanel(Vertical):
         vp = getattr(timeline, "vp", None)
         if timeline is not None and vp is not None and hasattr(timeline, "set_viewport"):
             timeline.set_viewport(vp.fit_range(start, max(end, start + 1)), push=True)
+
+
+class FixesList(OptionList, inherit_bindings=False):
+    """The cards and evidence rows: arrows and j/k move, Enter opens, `y` copies the fix's
+    code; the row under the cursor carries a glyph (▶, > in ASCII), not only a colour."""
+
+    BINDINGS: ClassVar = bindings("fixes")
+
+    def __init__(self, ascii_only: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ascii_only = ascii_only
+        #: the rows that take the cursor glyph (option id -> text without it)
+        self.rows: dict[str, Text] = {}
+        self._drawn: int | None = None
+
+    def set_rows(self, options: list[Option], rows: dict[str, Text]) -> None:
+        self.rows, self._drawn = rows, None
+        self.set_options(options)
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        self.show_cursor(highlighted)
+        super().watch_highlighted(highlighted)
+
+    def show_cursor(self, highlighted: int | None) -> None:
+        """The glyph off the row that had the cursor, onto the row that has it."""
+        for index, on in ((self._drawn, False), (highlighted, True)):
+            if index is None or not 0 <= index < self.option_count:
+                continue
+            text = self.rows.get(self.get_option_at_index(index).id or "")
+            if text is not None:
+                self.replace_option_prompt_at_index(index, cursor_text(text, on, self.ascii_only))
+        self._drawn = highlighted
+
+    def action_copy_snippet(self) -> None:
+        for panel in self.ancestors:
+            if isinstance(panel, AdvicePanel):
+                panel.copy_snippet()
+                return
+
+
+def cursor_text(text: Text, on: bool, ascii_only: bool) -> Text:
+    """`text` after the cursor's column: ▶ (>) on the cursor's row, a space elsewhere."""
+    glyph = (">" if ascii_only else "▶") if on else " "
+    out = Text.assemble((glyph, "bold"), text)
+    out.no_wrap, out.overflow = text.no_wrap, text.overflow
+    return out
 
 
 def _note(prompt: Any) -> Option:

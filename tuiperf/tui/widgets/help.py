@@ -20,6 +20,7 @@ SCOPE_TITLES = {
     "app": "Everywhere",
     "ncu": "Nsight Compute screen",
     "diff": "Diff view (tuiperf BEFORE AFTER)",
+    "fixes": "Fixes pane",
 }
 
 CONCEPTS = (
@@ -79,6 +80,8 @@ def help_renderable(focused_scope: str | None, ascii_only: bool = False) -> Grou
     if focused_scope == "ncu":
         return _ncu_help(ascii_only)
     scopes = [s for s in (focused_scope, "timeline", "side", "app") if s]
+    if focused_scope == "fixes":  # the timeline's keys do not act here
+        scopes = ["fixes", "app"]
     if focused_scope == "events":
         scopes.insert(1, "rows")
     seen: list[str] = []
