@@ -272,6 +272,7 @@ def test_nsys_flags_report_and_analysis(tmp_path: Path, standin: dict[str, str])
     assert isinstance(argv, list)
     assert argv[:4] == ["profile", "-t", "cuda,nvtx,osrt", "--cpuctxsw=none"]
     assert {"--sample=process-tree", "--cudabacktrace=all", "--python-backtrace=cuda"} <= set(argv)
+    assert "--python-sampling=true" in argv  # issue 34: Python CPU samples
     assert not any(a.startswith("--capture-range") for a in argv)  # no profile_steps: all of it
     base = work / "tuiperf_train_1"
     i = argv.index("-o")
@@ -279,6 +280,7 @@ def test_nsys_flags_report_and_analysis(tmp_path: Path, standin: dict[str, str])
     assert argv[i + 4 :] == [PYTHON, "train.py", "2"]
     assert call["env"] == {"TUIPERF_PROFILE": "nsys"}
     assert "profiling with Nsight Systems (NVIDIA Nsight Systems version 2025.3.2" in res.stderr
+    assert "CPU and Python sampling" in res.stderr
     report = base.with_suffix(".nsys-rep")
     assert digest(report) == digest(NSYS_DATA / "vit_range.nsys-rep")
     export = base.with_suffix(".sqlite")  # exported beside it, with the NVTX payloads' JSON
@@ -301,6 +303,7 @@ def test_nsys_steps_and_an_older_nsys(tmp_path: Path, standin: dict[str, str]) -
     argv = call["argv"]
     assert isinstance(argv, list)
     assert "--sample=none" in argv and not any("backtrace" in a for a in argv)
+    assert not any("python-sampling" in a for a in argv)
     assert "--capture-range=cudaProfilerApi" in argv and "--capture-range-end=stop" in argv
     assert argv[-2:] == [PYTHON, "train.py"]  # a bare script runs with this Python
     assert call["env"] == {"TUIPERF_PROFILE": "nsys", "TUIPERF_PROFILE_STEPS": "3"}

@@ -114,6 +114,8 @@ def _with_nsys(nsys: str, target: Target, base: Path, steps: bool,
     what = "-t cuda,nvtx,osrt"
     what += ", Python backtraces of CUDA calls" if info.python_backtrace else (
         " (this nsys has no --python-backtrace: no Python call sites)")  # fmt: skip
+    if info.python_sampling:
+        what += ", CPU and Python sampling"
     if steps:
         what += ", only the steps of tuiperf.torch.profile_steps (cudaProfilerApi range)"
     say(f"profiling with Nsight Systems ({info.version}, {nsys}): {what}")

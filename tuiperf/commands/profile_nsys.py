@@ -6,7 +6,12 @@ offers `--python-backtrace` (nsys 2025.3 does, older ones do not), the Python st
 CUDA API call is recorded too; nsys records those only with CPU sampling
 (`--sample=process-tree`) and CUDA backtraces (`--cudabacktrace=all`) on, and its SQLite
 export holds their frames only with `--include-json=true` (tests/data/graphs/README.md,
-"Python backtraces"). Without Python backtraces, sampling stays off (`--sample=none`).
+"Python backtraces"). Where the help offers `--python-sampling` (2025.3 does), Python's
+own stack is sampled too (`--python-sampling=true`: NVTX marks of the `Python Periodic
+Sampling` domain, read as Python CPU samples; issue 34); that also needs `--sample=
+process-tree`. With neither, sampling stays off (`--sample=none`). Context switches stay
+off (`--cpuctxsw=none`): nsys 2025.3 writes SCHED_EVENTS with CPU sampling on anyway
+(docs/formats-cpu-samples.md), which is what tuiperf's thread state reads.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class NsysInfo:
     version: str
     python_backtrace: bool  # `nsys profile --python-backtrace`
     include_json: bool  # `nsys export --include-json`
+    python_sampling: bool = False  # `nsys profile --python-sampling`
 
 
 def _output(cmd: list[str]) -> str:
@@ -73,11 +79,13 @@ def _output(cmd: list[str]) -> str:
 def probe(nsys: str) -> NsysInfo:
     """Ask nsys what it is and which of the options tuiperf wants it has."""
     version = _output([nsys, "--version"]).strip().splitlines()
+    helps = _output([nsys, "profile", "--help"])
     return NsysInfo(
         path=nsys,
         version=version[0] if version else "version unknown",
-        python_backtrace="--python-backtrace" in _output([nsys, "profile", "--help"]),
+        python_backtrace="--python-backtrace" in helps,
         include_json="--include-json" in _output([nsys, "export", "--help"]),
+        python_sampling="--python-sampling" in helps,
     )
 
 
@@ -85,10 +93,12 @@ def profile_argv(info: NsysInfo, out_base: Path, steps: bool, program: list[str]
     """`nsys profile` of `program` into `out_base`.nsys-rep (never over an existing file);
     `steps`: only between cudaProfilerStart and Stop (tuiperf.torch.profile_steps)."""
     argv = [info.path, "profile", "-t", "cuda,nvtx,osrt", "--cpuctxsw=none"]
+    sampling = info.python_backtrace or info.python_sampling
+    argv += ["--sample=process-tree"] if sampling else ["--sample=none"]
     if info.python_backtrace:
-        argv += ["--sample=process-tree", "--cudabacktrace=all", "--python-backtrace=cuda"]
-    else:
-        argv += ["--sample=none"]
+        argv += ["--cudabacktrace=all", "--python-backtrace=cuda"]
+    if info.python_sampling:
+        argv += ["--python-sampling=true"]
     if steps:
         argv += ["--capture-range=cudaProfilerApi", "--capture-range-end=stop"]
     return [*argv, "-o", str(out_base), "-f", "false", *program]
