@@ -33,15 +33,23 @@ if TYPE_CHECKING:
 #: file names taken from a folder: the timeline report kinds
 REPORT_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".json.gz")
 FORMATS = ("table", "csv", "json")
-#: the table's duration columns: key -> header
+#: the table's duration columns: key -> header; step = compute + exposed + copies + idle
 _TIMES = {
     "step_ns": "step",
-    "compute_ns": "compute",
-    "comm_ns": "comm",
-    "exposed_comm_ns": "exposed",
-    "idle_ns": "GPU idle",
+    "compute_ns": "= compute",
+    "exposed_comm_ns": "+ exposed comm",
+    "copy_ns": "+ copies",
+    "idle_ns": "+ GPU idle",
+    "comm_ns": "all comm",
     "work_before_collective_ns": "work/coll",
     "inside_collective_ns": "in coll",
+}
+#: where the communication of a rank came from (RankSet.rows' comm_source) -> what it is
+COMM_SOURCES = {
+    "kernels": "NCCL-type kernels; exposed: the part with no compute or copy beside it",
+    "ranges": "the collectives' CPU ranges (gloo runs them on the CPU); exposed: the GPU "
+    "idle time inside them",
+    "none": "none found (no NCCL-type kernel, no collective range): the comm columns are 0",
 }
 
 
@@ -190,16 +198,31 @@ def _table(out: TextIO, rs: RankSet, rows: list[dict[str, Any]]) -> None:
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
         out.write(line.rstrip() + "\n")
-    comm = ", ".join(sorted({r["comm_source"] for r in rows}))
     notes = [
-        f"Medians over each rank's steady-state steps. Communication from {comm} (kernels: "
-        "NCCL-type kernels; ranges: the collective's CPU range, as with gloo); exposed: the "
-        "part no compute hides.",
+        "Each rank's median steady-state step (the mean of the two middle ones for an even "
+        "count): step = compute + exposed comm + copies + GPU idle; all comm: its "
+        "communication time, hidden behind other work or not. work/coll, in coll: medians "
+        "over the collectives.",
+        *_comm_notes(rows),
         f"Ranks from: {rs.rank_from}. Clocks aligned on: {rs.clock}.",
         ("Straggler (*): " if rs.straggler is not None else "") + rs.verdict + ".",
     ]
     width = min(shutil.get_terminal_size((100, 24)).columns, 100)
     out.write("\n" + "\n".join(textwrap.fill(n, width) for n in notes) + "\n")
+
+
+def _comm_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """What the communication columns hold: one line, or one per source when ranks differ."""
+    by: dict[str, list[str]] = {}
+    for r in rows:
+        by.setdefault(r["comm_source"], []).append(str(r["rank"]))
+    if len(by) == 1:
+        return [f"Communication: {COMM_SOURCES.get(next(iter(by)), next(iter(by)))}."]
+    return [
+        f"Communication of rank{'s' if len(ranks) > 1 else ''} {', '.join(ranks)}: "
+        f"{COMM_SOURCES.get(src, src)}."
+        for src, ranks in by.items()
+    ]
 
 
 def write_parquet(rs: RankSet, out: Path) -> None:

@@ -77,20 +77,25 @@ class RankSet:
     waits: list[Wait] = field(default_factory=list)
 
     def rows(self) -> list[dict[str, Any]]:
-        """The ranks table: one row per rank (medians over its steady steps, ns)."""
+        """The ranks table: one row per rank, ns. Its step is the median step (RankResult.
+        median_step), step_ns = compute_ns + exposed_comm_ns + copy_ns + idle_ns exactly;
+        comm_ns is all its communication, hidden or not; the collective times are medians
+        over every collective of the steady steps."""
         out = []
         for r in self.ranks:
             work, inside = r.work_before(), r.inside()
+            med = r.median_step()
             out.append({
                 "rank": r.rank,
                 "report": r.path,
                 "pid": r.pid,
                 "steps": len(r.labels),
-                "step_ns": r.median("wall_ns"),
-                "compute_ns": r.median("compute_ns"),
-                "comm_ns": r.median("comm_ns"),
-                "exposed_comm_ns": r.median("exposed_ns"),
-                "idle_ns": r.median("idle_ns"),
+                "step_ns": med["wall_ns"],
+                "compute_ns": med["compute_ns"],
+                "exposed_comm_ns": med["exposed_ns"],
+                "copy_ns": med["copy_ns"],
+                "idle_ns": med["idle_ns"],
+                "comm_ns": med["comm_ns"],
                 "work_before_collective_ns": int(np.median(work)) if len(work) else None,
                 "inside_collective_ns": int(np.median(inside)) if len(inside) else None,
                 "comm_source": r.comm_source or "none",

@@ -30,8 +30,11 @@ RANK_IN_NAME = re.compile(r"rank[_.-]?(\d+)", re.IGNORECASE)
 KINETO_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^}]*?"rank"\s*:\s*(\d+)')
 #: how much of a Kineto trace's head is read for its distributedInfo
 KINETO_HEAD = 1 << 16
-#: per-step columns, in order
-STEP_COLUMNS = ("wall_ns", "compute_ns", "comm_ns", "exposed_ns", "idle_ns")
+#: the parts a step's wall time is the sum of, idle aside
+SUM_PARTS = ("compute_ns", "exposed_ns", "copy_ns")
+#: per-step columns, in order; wall = compute + exposed + copy + idle in every step
+#: (comm: all communication time, hidden behind compute or not)
+STEP_COLUMNS = ("wall_ns", "compute_ns", "comm_ns", "exposed_ns", "copy_ns", "idle_ns")
 
 
 @dataclass
@@ -63,6 +66,20 @@ class RankResult:
     def median(self, col: str) -> int:
         v = self.steps[col]
         return int(np.median(v)) if len(v) else 0
+
+    def median_step(self) -> dict[str, int]:
+        """STEP_COLUMNS of the median step: the step of median wall time, or with an even
+        count the mean of the two middle ones (so wall_ns is the median); the parts still
+        add up to it exactly (idle takes the rounding)."""
+        wall = self.steps["wall_ns"]
+        if len(wall) == 0:
+            return dict.fromkeys(STEP_COLUMNS, 0)
+        order = np.argsort(wall, kind="stable")
+        mid = order[(len(wall) - 1) // 2 : len(wall) // 2 + 1]
+        out = {c: int(self.steps[c][mid].sum()) // len(mid) for c in STEP_COLUMNS}
+        out["wall_ns"] = self.median("wall_ns")
+        out["idle_ns"] = out["wall_ns"] - sum(out[c] for c in SUM_PARTS)
+        return out
 
     def step_collectives(self) -> tuple[np.ndarray, np.ndarray]:
         """Per steady step, the first collective starting in it: (start, end); -1 where a
@@ -156,6 +173,24 @@ def summarize(job: Job) -> list[RankResult] | Failed:
         return Failed(str(path), str(e))
 
 
+def _step_parts(st: list[Any], comm: list[Any], ranges: bool) -> dict[str, np.ndarray]:
+    """STEP_COLUMNS per steady step, the parts adding up to the step: the budget's compute,
+    copies, exposed communication (kernels with nothing else on the GPU) and idle time.
+    With CPU collective ranges (gloo) the GPU idles while the CPU is in a collective: that
+    idle time (up to the step's idle) is the exposed part, and GPU idle is the rest."""
+    cols: dict[str, list[int]] = {c: [] for c in STEP_COLUMNS}
+    for s, c in zip(st, comm, strict=True):
+        idle = sum(s.parts.ns[p] for p in IDLE_PARTS)
+        waiting = min(c.exposed_ns, idle) if ranges else 0
+        cols["wall_ns"].append(s.parts.wall_ns)
+        cols["compute_ns"].append(s.parts.ns["compute"])
+        cols["comm_ns"].append(c.comm_ns)
+        cols["exposed_ns"].append(s.parts.ns["comm"] + waiting)
+        cols["copy_ns"].append(s.parts.ns["copy"])
+        cols["idle_ns"].append(idle - waiting)
+    return {k: np.array(v, np.int64) for k, v in cols.items()}
+
+
 def _reduce(ctx: Ctx, path: Path, meta_rank: int | None) -> RankResult | Failed:
     b = ctx.budget
     lc = loop_comm(ctx)
@@ -163,13 +198,7 @@ def _reduce(ctx: Ctx, path: Path, meta_rank: int | None) -> RankResult | Failed:
         return Failed(str(path), f"{path}: no training steps found (no step ranges, no "
                       "repeated kernel pattern): nothing to compare across ranks")  # fmt: skip
     st = b.main.steps
-    steps = {
-        "wall_ns": np.array([s.parts.wall_ns for s in st], np.int64),
-        "compute_ns": np.array([s.parts.ns["compute"] for s in st], np.int64),
-        "comm_ns": np.array([s.comm_ns for s in lc.steps], np.int64),
-        "exposed_ns": np.array([s.exposed_ns for s in lc.steps], np.int64),
-        "idle_ns": np.array([sum(s.parts.ns[p] for p in IDLE_PARTS) for s in st], np.int64),
-    }
+    steps = _step_parts(st, lc.steps, lc.source == "ranges")
     first = st[0].start_ns
     keep = lc.ends > first  # the loop's collectives, from the first steady step on
     kinds = dataclasses.replace(lc, starts=lc.starts[keep], ends=lc.ends[keep],
