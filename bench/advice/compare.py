@@ -63,6 +63,7 @@ ACCEPT: dict[str, set[str]] = {
 }
 
 sys.path.insert(0, str(HERE))
+import already  # noqa: E402  (beside this file; independent of tuiperf)
 import ground_truth  # noqa: E402  (beside this file; independent of tuiperf)
 
 # ----------------------------------------------------------------------------- files
@@ -227,6 +228,7 @@ def tuiperf_summary(d: dict[str, Any]) -> dict[str, Any]:
         "steady_steps": n,
         "saving_ns": per_step,
         "rules": [f.get("rule") for f in findings[:4]],
+        "fixes": [{k: f.get(k) for k in ("rule", "fix", "snippet")} for f in findings],
         "savings": {
             f.get("rule"): f["est_saving_ns"] / n
             for f in findings
@@ -498,9 +500,15 @@ def detail(rows: list[Row]) -> list[str]:
             f"- lever: {gt['lever']}; as good: {', '.join(gt['also_acceptable']) or '–'}",
             log_line(r.log),
             f"- tuiperf: {', '.join(str(x) for x in r.tp.get('rules', [])) or r.tp.get('error')}",
+            f"- advises what the run already does: {', '.join(already_done(r)) or 'nothing'}",
             "",
         ]
     return out
+
+
+def already_done(row: Row) -> list[str]:
+    """The findings that advise a switch the program already has (already.DOES)."""
+    return already.violations(row.name, row.tp.get("fixes", []))
 
 
 def count(vals: list[bool | None]) -> tuple[int, int]:
@@ -526,6 +534,11 @@ def summary(rows: list[Row], ps: list[Pair]) -> tuple[list[str], bool]:
     g2 = count([within_2x(p.gt_est(False), p.measured) for p in ps])
     ok = judged > 0 and right_n >= RIGHT_TARGET * judged
     ok = ok and (t1[1] == 0 or t1[0] >= WITHIN_TARGET * t1[1])
+    judged_already = [r for r in rows if r.name in already.DOES and "error" not in r.tp]
+    repeats = [
+        f"{r.name} ({', '.join(already_done(r))})" for r in judged_already if already_done(r)
+    ]
+    ok = ok and not repeats
     lines = [
         f"- first finding right on {right_n} of {judged} captures (target ≥ {RIGHT_TARGET:.0%})",
         f"- pairs whose change applies the lever tuiperf's first finding leads with (its fix's "
@@ -534,6 +547,9 @@ def summary(rows: list[Row], ps: list[Pair]) -> tuple[list[str], bool]:
         f"the ground truth's: {g1[0]} of {g1[1]}",
         f"- every pair: estimate of the finding that names the applied fix within 2x on {t2[0]} "
         f"of {t2[1]}; the ground truth's: {g2[0]} of {g2[1]}",
+        f"- captures where a finding advises what the program already does (its switches read "
+        f"from its source, bench/advice/already.py): {len(repeats)} of {len(judged_already)} "
+        f"(target 0){': ' + '; '.join(repeats) if repeats else ''}",
     ]
     return lines, ok
 

@@ -18,6 +18,7 @@ from tuiperf.analysis.findings import (
 from tuiperf.analysis.order import rank
 from tuiperf.analysis.rules import nsys as nsys_rules
 from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules.already import drop_already
 from tuiperf.analysis.rules.inference import for_inference
 from tuiperf.analysis.rules.run_facts import RunFacts, run_facts
 from tuiperf.model.ncu.metrics import KernelMetrics
@@ -53,7 +54,8 @@ def analyze(
             _run(rid, SOURCE_NSYS, lambda f=fn: f(ctx, opts.nsys), opts, findings, checks)
         for rid, tfn in torch_rules.RULES.items():
             _run(rid, SOURCE_TUIPERF, lambda f=tfn: f(ctx), opts, findings, checks)
-        findings = for_inference(findings, _facts(ctx))
+        facts = _facts(ctx)
+        findings = drop_already(for_inference(findings, facts), facts)
     if ncu is not None:
         from tuiperf.analysis.ncu import rules as ncu_rules
 

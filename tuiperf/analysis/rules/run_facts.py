@@ -31,6 +31,15 @@ FP32_SIMT = re.compile(r"sgemm|ffma|f32f32_f32f32_f32|scudnn", re.IGNORECASE)
 FUSED_OPTIMIZER = re.compile(r"fused_?adam|FusedAdam|fused_?sgd|FusedSgd|fused_?lamb", re.I)
 #: torch.compile's generated kernels
 TRITON = re.compile(r"^triton_|\btriton_", re.I)
+#: convolution kernels (cuDNN's implicit GEMMs and their backward passes)
+CONV = re.compile(r"conv|fprop|dgrad|wgrad", re.IGNORECASE)
+#: cuDNN's NCHW<->NHWC conversions around convolutions on NCHW tensors
+LAYOUT_CONVERSION = re.compile(r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw", re.IGNORECASE)
+#: a GEMM on TF32 tensor cores: the run allows TF32 (a global switch cuBLAS/cuDNN obey)
+TF32 = re.compile(r"tf32", re.IGNORECASE)
+#: layout conversions under this share of kernel time: none worth a change (the
+#: layout_conversion rule's own bar, MIN_KERNEL_SHARE)
+LAYOUT_NEGLIGIBLE = 0.01
 #: at least this share of GEMM time in low precision: the run already uses it
 ALREADY_SHARE = 0.8
 
@@ -46,11 +55,34 @@ class RunFacts:
     fused_optimizer: bool
     backward: bool  # backward-pass kernels ran
     optimizer: bool  # optimizer kernels ran
+    conv: bool = False  # convolution kernels ran
+    layout_share: float = 0.0  # NCHW<->NHWC conversion kernels' share of kernel time
+    tf32: bool = False  # some GEMM ran on TF32 tensor cores: TF32 is allowed
 
     @property
     def low_precision(self) -> bool:
         """The GEMMs already run in a low precision (or TF32) on tensor cores."""
         return self.gemm_ns > 0 and self.low_precision_ns >= ALREADY_SHARE * self.gemm_ns
+
+    @property
+    def channels_last(self) -> bool:
+        """Convolutions with no layout conversions around them: the tensors are already
+        in the layout cuDNN's kernels want (channels_last, or NCHW kernels that need none)."""
+        return self.conv and self.layout_share < LAYOUT_NEGLIGIBLE
+
+    @property
+    def already(self) -> frozenset[str]:
+        """The switches the run has on: low_precision, tf32, channels_last, compiled,
+        graphs, fused_optimizer."""
+        have = {
+            "low_precision": self.low_precision,
+            "tf32": self.tf32,
+            "channels_last": self.channels_last,
+            "compiled": self.compiled,
+            "graphs": self.graphs,
+            "fused_optimizer": self.fused_optimizer,
+        }
+        return frozenset(k for k, on in have.items() if on)
 
     @property
     def graphs(self) -> bool:
@@ -83,6 +115,8 @@ def _read(ctx: Ctx) -> RunFacts:
     )
     simt = gemm & ~low & A.name_mask(k, "name", FP32_SIMT) if k.num_rows else gemm
     g = ctx.table("graphs")
+    layout = A.name_mask(k, "name", LAYOUT_CONVERSION) if k.num_rows else gemm
+    total = int(dur.sum())
     node = A.ints(k, "graph_node_id", -1) if "graph_node_id" in k.schema.names else dur * 0 - 1
     return RunFacts(
         gemm_ns=int(dur[gemm].sum()),
@@ -94,4 +128,7 @@ def _read(ctx: Ctx) -> RunFacts:
         fused_optimizer=bool(k.num_rows and A.name_mask(k, "name", FUSED_OPTIMIZER).any()),
         backward=bool(k.num_rows and A.name_mask(k, "name", BACKWARD_KERNEL).any()),
         optimizer=bool(k.num_rows and A.name_mask(k, "name", OPTIMIZER_KERNEL).any()),
+        conv=bool(k.num_rows and A.name_mask(k, "name", CONV).any()),
+        layout_share=float(dur[layout].sum()) / total if total else 0.0,
+        tf32=bool((gemm & A.name_mask(k, "name", TF32)).any()) if k.num_rows else False,
     )
