@@ -42,40 +42,4 @@ async def test_the_panel_shows_the_budget_bar_without_a_selection() -> None:
         assert box.display and "Step budget" in plain(box.content)
 
 
-@sync
-async def test_b_colours_the_idle_gaps_by_cause_on_the_timeline() -> None:
-    from tuiperf.tui.widgets.timeline import Timeline
-
-    app = make_app()
-    async with app.run_test(size=(160, 48)) as pilot:
-        await ready(pilot)
-        tl = app.query_one(Timeline)
-        tl.focus()
-        ref = step_budget(Ctx(trace_of("cnn_osrt")))
-        assert ref is not None
-        step = ref.main.steps[2]
-        assert tl.lanes is not None
-        gpu = next(
-            i
-            for i, r in enumerate(tl.rows)
-            if r.lane is not None and tl.lanes.lanes[r.lane].table == "kernels"
-        )
-        tl.set_viewport(tl.vp.fit_range(step.start_ns, step.end_ns))
-
-        def lane_text() -> str:
-            tl.top = max(gpu - 1, 0)
-            tl._cache.clear()
-            return "".join(seg.text for seg in tl.render_line(gpu - tl.top + 1))
-
-        before = lane_text()
-        await pilot.press("b")
-        await pilot.pause()
-        assert tl.gap_colours is not None
-        after = lane_text()
-        # the step's idle time shows as its causes: data wait and CPU-bound issue
-        for part in ("data", "cpu_bound"):
-            assert step.parts.ns[part] > 0
-            assert GLYPH[part] in after and GLYPH[part] not in before
-        await pilot.press("b")
-        await pilot.pause()
-        assert tl.gap_colours is None and lane_text() == before
+# `b` on the timeline (idle gaps by cause): tests/tui/test_gap_causes.py

@@ -1,8 +1,9 @@
 """GPU idle gaps coloured by cause on the timeline (the step budget's idle parts).
 
-A toggle (`b` on the timeline): the empty cells of the budget device's GPU lanes take the
-colour and glyph of the cause of the idle time under them (data wait, host sync, CPU-bound
-issue, other), so the bar in the fixes panel can be found on the timeline.
+A toggle (`b` on the timeline): the header row of the budget device's GPU group shows, in
+each column, the colour and glyph of the cause of the GPU's idle time there (data wait,
+host sync, CPU-bound issue, other), once per GPU, with a legend in the status line, so the
+bar in the fixes panel can be found on the timeline.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from rich.style import Style
 
 from tuiperf.analysis.budget.step_budget import IDLE_PARTS, SHORT, Budget
 from tuiperf.analysis.intervals import Union
-from tuiperf.model.timeline.lanes import Lane
+from tuiperf.model.timeline.lanes import Group, Lane, LaneSet
 from tuiperf.report.budget import GLYPH, STYLE
 from tuiperf.tui.widgets.lane_render import EMPTY
 
@@ -24,6 +25,8 @@ FIRST_SID = 10
 #: glyph of the timeline (█ ▓ ░, # = .)
 ASCII_GAP = {"data": "d", "sync": "s", "cpu_bound": "c", "other": "_"}
 GPU_TABLES = ("kernels", "memcpy", "memset", "graphs")
+#: the legend's words on a narrow status line
+TINY = {"data": "data", "sync": "sync", "cpu_bound": "CPU", "other": "other"}
 
 
 class GapColours:
@@ -37,15 +40,34 @@ class GapColours:
         glyphs = ASCII_GAP if ascii_only else GLYPH
         self.glyphs = [glyphs[p] for p in self.parts]
         self.styles = {FIRST_SID + i: Style(color=STYLE[p]) for i, p in enumerate(self.parts)}
+        #: the steady steps' span: the budget's causes are about it (start-up idle time is not
+        #: a step's), so nothing outside it is painted
+        steps = d.steps
+        self.window = (
+            (min(s.start_ns for s in steps), max(s.end_ns for s in steps)) if steps else (0, 0)
+        )
 
     def applies(self, lane: Lane) -> bool:
         return lane.table in GPU_TABLES and lane.place.get("device") == self.device
 
+    def applies_group(self, group: Group, lanes: LaneSet) -> bool:
+        """The group of the budget device's GPU lanes: its header row shows the causes,
+        once per GPU (each lane of its own would paint a one-event memset stream whole)."""
+        return any(self.applies(lanes.lanes[i]) for i in group.lanes)
+
+    def cells(self, edges: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """The header row's cells: the cause of the GPU's idle time in each column."""
+        chars = [" "] * (len(edges) - 1)
+        sids = np.full(len(chars), EMPTY, dtype=np.int8)
+        self.paint(edges, chars, sids)
+        return chars, sids
+
     def paint(self, edges: np.ndarray, chars: list[str], sids: np.ndarray) -> None:
-        """Empty cells take the cause that holds most of their time."""
+        """Empty cells take the cause that holds most of their time in the steady steps."""
         if not self.unions:
             return
-        a, b = edges[:-1], edges[1:]
+        lo, hi = self.window
+        a, b = np.clip(edges[:-1], lo, hi), np.clip(edges[1:], lo, hi)
         time = np.stack([u.busy(a, b) for u in self.unions])
         cause = np.argmax(time, axis=0)
         cols = np.flatnonzero((sids == EMPTY) & (time.max(axis=0) > 0))
@@ -57,12 +79,20 @@ class GapColours:
     def legend(self) -> str:
         return ", ".join(f"{g} {SHORT[p]}" for p, g in zip(self.parts, self.glyphs, strict=True))
 
+    def key_line(self, short: bool = False) -> str:
+        """The status line's legend, `GPU idle: ┈ data wait ╳ host sync ▚ CPU-bound`, or
+        `idle: ┈ data ╳ sync ▚ CPU` where that does not fit."""
+        words = TINY if short else SHORT
+        pairs = zip(self.parts, self.glyphs, strict=True)
+        return ("idle: " if short else "GPU idle: ") + " ".join(f"{g} {words[p]}" for p, g in pairs)
+
 
 def toggle(timeline: Any) -> None:
     """Colour the timeline's idle gaps by cause, or stop; says why when it cannot."""
     if timeline.gap_colours is not None:
         timeline.gap_colours = None
         timeline.changed(viewport=False)
+        _show_legend(timeline, "", "")
         return
     from tuiperf.tui.widgets.advice import AdvicePanel
 
@@ -79,3 +109,13 @@ def toggle(timeline: Any) -> None:
     timeline.gap_colours = GapColours(budget, timeline.g.ascii)
     timeline.changed(viewport=False)
     timeline.notify(f"GPU idle gaps by cause: {timeline.gap_colours.legend()}", timeout=4)
+    gaps = timeline.gap_colours
+    _show_legend(timeline, gaps.key_line(), gaps.key_line(short=True))
+
+
+def _show_legend(timeline: Any, text: str, short: str) -> None:
+    """The causes' glyphs in the status line for as long as they are painted."""
+    from tuiperf.tui.widgets.status import StatusLine
+
+    for status in timeline.app.query(StatusLine):
+        status.set_legend(text, short)

@@ -15,6 +15,9 @@ class StatusLine(Static):
         self.scale = ""
         self.lane = ""
         self.range = ""
+        #: the legend of what the timeline paints (idle gaps by cause), or "", and a shorter
+        #: one for a narrow line
+        self.legend = ("", "")
         self.hint = "? help · q quit" if not ascii_only else "? help | q quit"
         self.ellipsis = "~" if ascii_only else "…"
 
@@ -26,12 +29,20 @@ class StatusLine(Static):
         self.range = text
         self._show()
 
+    def set_legend(self, text: str, short: str = "") -> None:
+        self.legend = (text, short or text)
+        self._show()
+
     def on_resize(self) -> None:
         self._show()
 
     def _show(self) -> None:
         width = self.size.width or 200
-        parts = (self.scale, self.lane, self.range, self.hint)
+        for legend in self.legend:
+            rng = self.sep.join(p for p in (self.range, legend) if p)
+            if len(self.sep.join(p for p in (self.scale, rng) if p)) <= width:
+                break
+        parts = (self.scale, self.lane, rng, self.hint)
         line = fit_status(*parts, self.sep, width, self.ellipsis)
         self.update(Text(line, no_wrap=True, overflow="ellipsis"))
 

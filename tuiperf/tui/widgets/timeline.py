@@ -213,12 +213,24 @@ class Timeline(Widget, can_focus=True):
         group = self.lanes.groups[row.group]
         mark = self.g.closed_group if row.group in self.collapsed else self.g.open_group
         style = self._style("label-current" if current else "group")
+        gaps = self.gap_colours
+        if gaps is not None and gaps.applies_group(group, self.lanes):
+            return self._gap_line(f"{mark} {group.label}", style, gaps)
         n = len(group.lanes)
         note = f"  ({n} lanes hidden)" if row.group in self.collapsed else ""
         text = clean(f"{mark} {group.label}{note}")[: self.size.width]
         if self.g.ascii:
             text = asciify(text)
         return Strip([Segment(text, style)]).extend_cell_length(self.size.width, self.rich_style)
+
+    def _gap_line(self, label: str, style: Style, gaps: Any) -> Strip:
+        """A GPU group's header row while idle gaps are painted: the causes by column."""
+        chars, sids = gaps.cells(frame_edges(self.vp))
+        empty = self._style("empty")
+        styles = LaneStyles(empty, empty, empty, empty, empty, empty, self._style("mark"),
+                            extra=gaps.styles)  # fmt: skip
+        segs = self._label(label, style) + to_segments(chars, sids, None, styles)
+        return Strip(segs, self.size.width)
 
     def _lane_line(self, li: int, current: bool) -> Strip:
         assert self.lanes is not None
@@ -228,9 +240,6 @@ class Timeline(Widget, can_focus=True):
         if self.matches is not None and lane.table == self.matches.table:
             hl.matches = self.matches.cells(li, lane.iv, edges)
         chars, sids = lane_cells(lane, self.vp, edges, self.g, hl)
-        gaps = self.gap_colours if self.gap_colours and self.gap_colours.applies(lane) else None
-        if gaps is not None:
-            gaps.paint(edges, chars, sids)
         if self.ncu_marks is not None and lane.table == "kernels":
             marked = self.ncu_marks.columns(li, lane.iv.starts, lane.iv.rows, edges)
             for c in np.flatnonzero(marked).tolist():  # on event boxes (zoomed in) only
@@ -249,7 +258,6 @@ class Timeline(Widget, can_focus=True):
             self._style("cursor"),
             self._style("mark"),
             self._style(lane.kind) + self._style("match"),
-            gaps.styles if gaps is not None else {},
         )
         label = self._style("label-current" if current else "label")
         segs = self._label(f"  {lane.label}", label)
