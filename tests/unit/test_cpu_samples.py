@@ -165,6 +165,7 @@ def test_every_sample_falls_in_a_running_interval(report) -> None:
         ("at::CPUGeneratorImpl::random()", "at::CPUGeneratorImpl::random"),
         ("_PyEval_EvalFrameDefault", "_PyEval_EvalFrameDefault"),
         ("0x7fe7df1d5674", "0x7fe7df1d5674"),
+        ("[Broken backtraces]", "[Broken backtraces]"),
         ("std::vector<int, std::allocator<int> > f(int)", "f"),
     ],
 )

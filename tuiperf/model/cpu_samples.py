@@ -152,6 +152,8 @@ def short_function(name: str) -> str:
     """A C++ signature without its return type and parameters:
     `void at::native::normal_kernel<T>(at::TensorBase const&)` -> `at::native::normal_kernel<T>`."""
     s = name.strip()
+    if s.startswith("["):  # nsys's own entries: `[Broken backtraces]`, `[Unknown]`
+        return s
     if s.endswith(")") and "(" in s:
         depth = 0
         for i in range(len(s) - 1, -1, -1):

@@ -429,6 +429,11 @@ class TuiperfApp(App[int]):
         name = ncu_screen.title(self.ncu_path)
         ncu_screen.open_linked(self, self.ncu, self.ncu_link, name, self.ascii_only)
 
+    def action_samples_screen(self) -> None:
+        from tuiperf.tui.screens.samples import open_samples
+
+        open_samples(self, self.trace, self.ascii_only)
+
     def on_ncu_kernel_chosen(self, msg: NcuKernelChosen) -> None:
         from tuiperf.tui.screens import ncu as ncu_screen
 

@@ -21,6 +21,7 @@ SCOPE_TITLES = {
     "ncu": "Nsight Compute screen",
     "diff": "Diff view (tuiperf BEFORE AFTER)",
     "fixes": "Fixes pane",
+    "samples": "CPU samples screen",
 }
 
 CONCEPTS = (
