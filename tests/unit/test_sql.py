@@ -359,3 +359,13 @@ def test_docs_list_every_view_and_column(tmp_path_factory: pytest.TempPathFactor
         want = [r["column"] + (f" ({r['unit']})" if r["unit"] else "") for r in d
                 if r["view"] == view]  # fmt: skip
         assert line.rstrip(" |").split(" | ")[-1].split(", ") == want, view
+
+
+def test_findings_view_has_the_analyze_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["analyze", str(nsys_report("cnn_osrt")), "-f", "json", "-q"])
+    want = [
+        (i + 1, f["id"], f["rule"])
+        for i, f in enumerate(json.loads(capsys.readouterr().out)["findings"])
+    ]
+    got = _json(capsys, str(nsys_report("cnn_osrt")), "SELECT rank, id, rule FROM findings")
+    assert [(r["rank"], r["id"], r["rule"]) for r in got] == want and len(want) == 10

@@ -67,6 +67,13 @@ def prepare(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="findings shown in text/markdown (default 0 = all)",
     )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        metavar="N",
+        help="markdown: at most N characters (a PR comment, an agent's context): the "
+        "budget table, then the lowest-ranked findings are left out first, and it says so",
+    )
     p.add_argument("--rule", action="append", metavar="ID", help="run only this rule (repeatable)")
     p.add_argument("--gap-ms", type=int, default=500, help="gpu_gaps threshold (default 500)")
     p.add_argument(
@@ -88,6 +95,10 @@ def _options(args: argparse.Namespace) -> AnalyzeOptions:
         raise UsageError("--util-chunks must be between 1 and 1000")
     if args.rows is not None and args.rows < 0:
         raise UsageError("--rows must be 0 or more")
+    if args.max_chars is not None and args.format != "markdown":
+        raise UsageError("--max-chars applies to --format markdown")
+    if args.max_chars is not None and args.max_chars < 1:
+        raise UsageError("--max-chars must be 1 or more")
     only = None
     if args.rule:
         known = set(all_rule_ids())
@@ -135,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "json":
             write_json(out, json_result(result, rows=args.rows))
         elif args.format == "markdown":
-            write_markdown(out, result, rows=rows, top=args.top)
+            write_markdown(out, result, rows=rows, top=args.top, max_chars=args.max_chars)
         else:
             print_text(
                 out, result, rows=rows, top=args.top, width=args.width, ascii_only=args.ascii

@@ -9,7 +9,7 @@ from pathlib import Path
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
 from tuiperf.errors import ExitCode, UsageError
 
-FORMATS = ("text", "csv", "json")
+FORMATS = ("text", "csv", "json", "markdown")
 
 
 def prepare(p: argparse.ArgumentParser) -> None:
@@ -33,6 +33,12 @@ def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rows", type=int, default=10, metavar="N", help="rows per table in text (default 10)"
     )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        metavar="N",
+        help="markdown: at most N characters; the lowest sections are left out first",
+    )
     p.add_argument("--no-findings", action="store_true", help="skip comparing the findings")
     p.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal)")
     add_cache_args(p)
@@ -43,12 +49,16 @@ def run(args: argparse.Namespace) -> int:
     from tuiperf.export import open_output, write_csv, write_json
     from tuiperf.load import detect as det
     from tuiperf.load.open import open_trace
-    from tuiperf.report.diff import CSV_HEADER, csv_rows, print_text
+    from tuiperf.report.diff import CSV_HEADER, csv_rows, markdown, print_text
 
     if args.fail_if_slower is not None and args.fail_if_slower < 0:
         raise UsageError("--fail-if-slower must be 0 or more")
     if args.rows < 0:
         raise UsageError("--rows must be 0 or more")
+    if args.max_chars is not None and args.format != "markdown":
+        raise UsageError("--max-chars applies to --format markdown")
+    if args.max_chars is not None and args.max_chars < 1:
+        raise UsageError("--max-chars must be 1 or more")
     for p in (args.before_path, args.after_path):
         if p.exists() and det.detect(p) in (det.NCU_REP, det.NCU_CSV):
             raise UsageError(f"{p}: an Nsight Compute report; diff compares two timeline reports")
@@ -64,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             write_json(out, to_json(d))
         elif args.format == "csv":
             write_csv(out, CSV_HEADER, csv_rows(d))
+        elif args.format == "markdown":
+            out.write(markdown(d, rows=args.rows, max_chars=args.max_chars))
         else:
             print_text(out, d, width=args.width, rows=args.rows)
     if args.fail_if_slower is None:

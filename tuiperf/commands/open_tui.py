@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuiperf.bundled import sample_path
 from tuiperf.commands.base import (
@@ -14,6 +15,9 @@ from tuiperf.commands.base import (
     timeline_and_ncu,
 )
 from tuiperf.errors import UsageError
+
+if TYPE_CHECKING:
+    from tuiperf.analysis.ids import Target
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
         "after an .ncu-rep, a second one: the baseline its kernels are compared with",
     )
     add_viewer_options(p)
+    p.add_argument(
+        "--goto",
+        metavar="ID",
+        help="open at an event (kernels:12), a stretch of time (at:START+DURATION) or a "
+        "finding (its id in `analyze --format markdown|json`)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     add_cache_args(p)
     return p
@@ -53,6 +63,7 @@ def add_viewer_options(
 
 def run_open(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    goto = parse_goto(args.goto)
     path = args.report_path or sample_path()
     if args.second_path is not None and both_timelines(path, args.second_path):
         return run_diff_view(path, args)
@@ -61,9 +72,25 @@ def run_open(argv: list[str]) -> int:
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
     export_ahead(args, path)  # a .nsys-rep: nsys works while Textual is imported
+    if goto is not None:
+        from tuiperf.tui.goto import run_app_at
+
+        return run_app_at(path, args, open_options(args), goto)
     from tuiperf.tui.app import run_app
 
     return run_app(path, args, open_options(args))
+
+
+def parse_goto(text: str | None) -> Target | None:
+    """--goto's id, checked before anything is read (a bad one is a usage error)."""
+    if text is None:
+        return None
+    from tuiperf.analysis.ids import parse
+
+    try:
+        return parse(text)
+    except ValueError as e:
+        raise UsageError(f"--goto: {e}") from e
 
 
 def both_timelines(first: Path, second: Path) -> bool:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from tuiperf.analysis.diff.compare import SAME, SHORT, UNKNOWN, Diff, Row, finding_status
 from tuiperf.model import fmt
+from tuiperf.report.mdfit import fit, text_bar
 
 CSV_HEADER = [
     "section", "name", "detail", "unit", "before", "after", "change", "change_pct",
@@ -143,3 +144,82 @@ def csv_rows(d: Diff) -> list[list[Any]]:
 
 def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
+
+
+# -- markdown ----------------------------------------------------------------------------
+def _md(text: str, limit: int | None = 120) -> str:
+    s = fmt.clean(text, limit)
+    for ch in "\\`*_[]<>|#":
+        s = s.replace(ch, "\\" + ch)
+    return s
+
+
+def markdown(d: Diff, rows: int = TEXT_ROWS, max_chars: int | None = None) -> str:
+    """`diff --format markdown`: the verdict, the budget bars of both sides as text and the
+    parts' changes, then the sections (findings, kernels, copies, API calls), the lower ones
+    left out first under `max_chars`."""
+    title = f"## tuiperf diff: {_md(d.before.path)} → {_md(d.after.path)}\n\n"
+    verdict = f"**Verdict:** {_md(verdict_line(d).removeprefix('verdict: '), None)}\n\n"
+    sides = "".join(
+        f"- {what}: {_md(s.path)} — {_md(_side_text(s), None)}\n"
+        for what, s in (("before", d.before), ("after", d.after))
+    )
+    notes = "".join(f"- note: {_md(n, None)}\n" for n in d.notes)
+    bars = _md_bars(d)
+    heads = [title + verdict + sides + notes + "\n" + bars, title + verdict + bars,
+             title + verdict]  # fmt: skip
+    scope = "per steady step" if d.per_step else "whole report totals"
+    sections = [
+        ("Step and budget (mean per steady step)", d.budget, ""),
+        ("Findings (saving as % of step time; id: the finding)", d.findings, "id"),
+        (f"Kernels ({scope}; largest changes)", d.kernels[:rows], ""),
+        (f"Memcpy/memset by kind and size ({scope})", d.copies[:rows], ""),
+        (f"CUDA API ({scope})", d.api[:rows], ""),
+    ]
+    items = [_md_rows(t, r, key) for t, r, key in sections if r]
+
+    def dropped(n: int) -> str:
+        return (
+            f"*{fmt.plural(n, 'lower section')} left out to stay within {max_chars:,} "
+            "characters; `tuiperf diff` without --max-chars shows all.*\n\n"
+        )
+
+    return fit(heads, items, dropped, (), max_chars)
+
+
+def _md_bars(d: Diff) -> str:
+    from tuiperf.analysis.budget.step_budget import PARTS, Parts
+
+    lines = []
+    for what, side in (("before", "before"), ("after", "after")):
+        ns = {p: 0 for p in PARTS}
+        for r in d.budget:  # a part's row: named as it is shown, its part in `detail`
+            if r.section == "budget" and r.detail in ns:
+                ns[r.detail] = round(getattr(r, side) or 0)
+        wall = sum(ns.values())
+        if wall > 0:
+            bar, legend = text_bar(Parts(wall, ns)).split("\n")
+            lines.append(f"{what:<6} {bar}\n       {legend}")
+    return "```\n" + "\n".join(lines) + "\n```\n\n" if lines else ""
+
+
+def _code(text: str) -> str:
+    """A Markdown code span (backslashes are not escapes inside one: no backticks either)."""
+    return "`" + fmt.clean(text, 120).replace("`", "'") + "`"
+
+
+def _md_rows(title: str, rows: list[Row], key: str) -> str:
+    """A section: its rows' before, after, change and status (`key` names the first column)."""
+    counts = any(r.before_count is not None or r.after_count is not None for r in rows)
+    head = ["id" if key else "name", "before", "after", "change"]
+    head += ["n before", "n after"] if counts else []
+    out = f"### {title}\n\n| " + " | ".join(head) + " | status |\n"
+    out += "|:---|" + "---:|" * (len(head) - 1) + ":---|\n"
+    for r in rows:
+        name = _code(r.name) if key else _md(r.name)
+        cells = [name, value_text(r, r.before), value_text(r, r.after), change_text(r)]
+        if counts:
+            cells += [_count(r.before_count), _count(r.after_count)]
+        status = finding_status(r) if r.section == "findings" else r.status
+        out += "| " + " | ".join(cells) + f" | {status} |\n"
+    return out + "\n"

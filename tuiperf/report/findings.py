@@ -14,6 +14,7 @@ from rich.text import Text
 
 from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
 from tuiperf.model import fmt
+from tuiperf.report.mdfit import fit, text_bar
 
 _HIDDEN = ("table", "row")
 _NAME_LIMIT = 120
@@ -190,74 +191,141 @@ def _md(text: str, limit: int | None = None) -> str:
     return s
 
 
-def write_markdown(out: TextIO, result: AnalysisResult, rows: int = 5, top: int = 0) -> None:
-    w = out.write
-    w(f"## tuiperf analyze: {_md(result.source)}\n\n")
-    w(f"Profiled {fmt.duration(result.profiled_ns)}; {len(result.findings)} findings.\n\n")
-    if result.budget is not None:
-        _md_budget(w, result)
-    if result.findings:
-        w("| # | severity | finding | est. saving | events | source |\n")
-        w("|---|---|---|---|---|---|\n")
-        for i, f in enumerate(result.findings, 1):
-            w(
-                f"| {i} | {f.severity.glyph()} {f.severity.word} | {_md(f.title)} (`{f.rule}`) | "
-                f"{saving_text(f, result.saving_basis)} | {f.count:,} | "
-                f"{SOURCE_LABELS.get(f.source, f.source)} |\n"
-            )
-        w("\n")
+def write_markdown(
+    out: TextIO, result: AnalysisResult, rows: int = 5, top: int = 0, max_chars: int | None = None
+) -> None:
+    out.write(markdown(result, rows, top, max_chars))
+
+
+def markdown(
+    result: AnalysisResult, rows: int = 5, top: int = 0, max_chars: int | None = None
+) -> str:
+    """The report for a PR or an agent: the verdict, the budget (its bar as text), then the
+    findings with their ids, evidence and fix. With `max_chars`, never longer: the
+    budget's table and the summary go first, then the lowest-ranked findings."""
+    from tuiperf.analysis.ids import finding_ids
+
+    ids = finding_ids(result.findings)
+    title = f"## tuiperf analyze: {_md(result.source)}\n\n"
+    verdict = _md_verdict(result, ids)
+    profiled = f"Profiled {fmt.duration(result.profiled_ns)}; {len(result.findings)} findings.\n\n"
+    budget = _md_budget(result) if result.budget is not None else ""
+    bar = _md_bar(result) if result.budget is not None else ""
+    summary = _md_summary(result, ids) if max_chars is None else ""
+    heads = [title + profiled + verdict + budget + summary, title + verdict + bar, title + verdict]
     shown = result.findings if not top else result.findings[:top]
-    for i, f in enumerate(shown, 1):
-        _md_finding(w, i, f, rows, result.saving_basis)
+    items = [
+        (_md_finding(i, f, ids[i - 1], rows, result.saving_basis),
+         _md_finding(i, f, ids[i - 1], 0, result.saving_basis))
+        for i, f in enumerate(shown, 1)
+    ]  # fmt: skip
+
+    def dropped(n: int) -> str:
+        return (
+            f"*{fmt.plural(n, 'lower-ranked finding')} left out to stay within "
+            f"{max_chars:,} characters; `tuiperf analyze` without --max-chars shows all.*\n\n"
+        )
+
+    return fit(heads, items, dropped, _md_footers(result), max_chars)
+
+
+def _md_verdict(result: AnalysisResult, ids: list[str]) -> str:
+    if not result.findings:
+        return "**Verdict:** nothing to fix: no rule found anything.\n\n"
+    f = result.findings[0]
+    worst = result.worst()
+    return (
+        f"**Verdict:** {fmt.plural(len(result.findings), 'finding')}, the worst "
+        f"{worst.word if worst is not None else f.severity.word}; first: {_md(f.title)} "
+        f"(`{ids[0]}`, est. saving {saving_text(f, result.saving_basis)}).\n\n"
+    )
+
+
+def _md_summary(result: AnalysisResult, ids: list[str]) -> str:
+    if not result.findings:
+        return ""
+    out = "| # | severity | finding | est. saving | events | source |\n|---|---|---|---|---|---|\n"
+    for i, f in enumerate(result.findings, 1):
+        out += (
+            f"| {i} | {f.severity.glyph()} {f.severity.word} | {_md(f.title)} (`{f.rule}`) | "
+            f"{saving_text(f, result.saving_basis)} | {f.count:,} | "
+            f"{SOURCE_LABELS.get(f.source, f.source)} |\n"
+        )
+    return out + "\n"
+
+
+def _md_footers(result: AnalysisResult) -> list[str]:
+    out = []
     if result.unlinked:
-        w("### Nsight Compute results with no launch in this timeline (not ranked)\n\n")
+        text = "### Nsight Compute results with no launch in this timeline (not ranked)\n\n"
         for f in result.unlinked:
-            w(f"- {f.severity.word}: {_md(f.title)} (`{f.rule}`) · {_md(f.kernel or '')}\n")
-        w("\n")
+            text += f"- {f.severity.word}: {_md(f.title)} (`{f.rule}`) · {_md(f.kernel or '')}\n"
+        out.append(text + "\n")
     clean = [c.rule for c in result.checks if c.status == "clean"]
     if clean:
-        w(f"Nothing to report from: {', '.join(f'`{c}`' for c in clean)}.\n")
+        out.append(f"Nothing to report from: {', '.join(f'`{c}`' for c in clean)}.\n")
+    return out
 
 
-def _md_budget(w: Any, result: AnalysisResult) -> None:
+def _md_bar(result: AnalysisResult) -> str:
+    from tuiperf.report import budget as bt
+
+    b = result.budget
+    return f"**{_md(bt.headline(b))}**\n\n```\n{text_bar(b.steady)}\n```\n\n"
+
+
+def _md_budget(result: AnalysisResult) -> str:
     from tuiperf.analysis.budget.step_budget import LABELS, PARTS
     from tuiperf.report import budget as bt
 
     b = result.budget
-    w(f"**{_md(bt.headline(b))}**\n\n| part | total | % of steps | median/step |\n")
-    w("|---|---|---|---|\n")
+    out = _md_bar(result) + "| part | total | % of steps | median/step |\n|---|---|---|---|\n"
     for p in PARTS:
-        w(
+        out += (
             f"| {LABELS[p]} | {fmt.duration(b.steady.ns[p])} | {b.steady.pct(p):.1f}% | "
             f"{fmt.duration(b.main.median[p])} |\n"
         )
     for line in bt.footnotes(b):
-        w(f"\n{_md(line)}\n")
-    w(f"\nSavings are shares of {result.saving_basis}.\n\n")
+        out += f"\n{_md(line)}\n"
+    return out + f"\nSavings are shares of {result.saving_basis}.\n\n"
 
 
-def _md_finding(w: Any, i: int, f: Finding, rows: int, basis: str = "") -> None:
-    w(f"### {i}. {f.severity.glyph()} {f.severity.word}: {_md(f.title)} (`{f.rule}`)\n\n")
-    w(f"*Scope:* {_md(f.scope.text(), _NAME_LIMIT)} · *est. saving:* {saving_text(f, basis)}\n\n")
-    w(_md(f.message) + "\n\n")
+def _md_finding(i: int, f: Finding, fid: str, rows: int, basis: str = "") -> str:
+    from tuiperf.analysis.ids import evidence_ids
+
+    out = f"### {i}. {f.severity.glyph()} {f.severity.word}: {_md(f.title)} (`{f.rule}`)\n\n"
+    out += f"*id:* `{fid}` · *scope:* {_md(f.scope.text(), _NAME_LIMIT)} · "
+    out += f"*est. saving:* {saving_text(f, basis)}\n\n"
+    out += _md(f.message) + "\n\n"
     if f.fix.text:
-        w(f"**Fix:** {_md(f.fix.text)}\n\n")
+        out += f"**Fix:** {_md(f.fix.text)}\n\n"
     if f.fix.snippet:
-        w("```python\n" + f.fix.snippet.replace("```", "'''") + "\n```\n\n")
+        out += "```python\n" + f.fix.snippet.replace("```", "'''") + "\n```\n\n"
     if rows and len(f.evidence):
         cols = _columns(f)
-        w("| " + " | ".join(_md(_header(f, c)) for c in cols) + " |\n")
-        w("|" + "---|" * len(cols) + "\n")
-        for r in f.evidence.head(rows):
-            w("| " + " | ".join(_md(_cell(c, r[c])) for c in cols) + " |\n")
+        eids = evidence_ids(f.evidence)
+        out += "| id | " + " | ".join(_md(_header(f, c)) for c in cols) + " |\n"
+        out += "|" + "---|" * (len(cols) + 1) + "\n"
+        for eid, r in zip(eids, f.evidence.head(rows), strict=False):
+            out += f"| `{eid}` | " + " | ".join(_md(_cell(c, r[c])) for c in cols) + " |\n"
         if len(f.evidence) > rows:
-            w(f"\n… and {len(f.evidence) - rows:,} more rows.\n")
-        w("\n")
+            out += f"\n… and {len(f.evidence) - rows:,} more rows.\n"
+        out += "\n"
+    return out
 
 
 # -- json --------------------------------------------------------------------------------
 def json_findings(result: AnalysisResult, rows: int | None = None) -> list[dict[str, Any]]:
-    return [f.to_json(max_rows=rows) for f in result.findings]
+    """Each finding's JSON with its stable `id` first, and an `id` on every evidence row."""
+    from tuiperf.analysis.ids import evidence_ids, finding_ids
+
+    out = []
+    for f, fid in zip(result.findings, finding_ids(result.findings), strict=True):
+        j = {"id": fid, **f.to_json(max_rows=rows)}
+        eids = evidence_ids(f.evidence)
+        j["evidence"] = [{"id": e, **r} for e, r in zip(eids, j["evidence"], strict=False)]
+        out.append(j)
+    return out
 
 
 def json_result(result: AnalysisResult, rows: int | None = None) -> dict[str, Any]:

@@ -72,13 +72,16 @@ def findings_table(trace: Trace | None, ncu: KernelMetrics | None) -> pa.Table:
 
 
 def findings_rows(result: AnalysisResult) -> pa.Table:
-    rows = [_finding(i + 1, f) for i, f in enumerate(result.findings)]
+    from tuiperf.analysis.ids import finding_ids
+
+    ids = finding_ids(result.findings)
+    rows = [_finding(i + 1, fid, f) for i, (fid, f) in enumerate(zip(ids, result.findings))]
     return pa.Table.from_pylist(rows, schema=FINDINGS)
 
 
-def _finding(rank: int, f: Finding) -> dict[str, Any]:
+def _finding(rank: int, fid: str, f: Finding) -> dict[str, Any]:
     return {
-        "rank": rank, "id": getattr(f, "id", ""), "rule": f.rule,
+        "rank": rank, "id": fid, "rule": f.rule,
         "severity": f.severity.word, "title": f.title, "scope": f.scope.text(),
         "kernel": f.kernel, "count": f.count, "est_saving_ns": f.est_saving_ns,
         "est_saving_pct": f.est_saving_pct, "budget_part": f.budget_part,
