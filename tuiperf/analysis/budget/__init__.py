@@ -9,4 +9,9 @@ the share of the step they can remove (savings).
 context sits here, not at the top of analysis/: Ctx computes the steps and the budget, so
 it imports both, and comm and cpu_hotspot read a Ctx. The rooms above (rules, ncu, ranks,
 diff) read a Ctx; the shared modules below (trace_ctx, intervals, findings, fixes, …)
-import no room."""
+import no room.
+
+Inside, as floors (import-linter's `budget-floors` in pyproject.toml, exhaustive: a new
+module must take a floor): what reads a Ctx or a Budget (comm, cpu_hotspot, descheduled,
+rows, savings, step_samples; none imports another), then context, then step_budget, then
+steps and comm_names."""
