@@ -20,6 +20,8 @@ Variable (accessor): effect.
 - TUIPERF_ASCII, TERM, LC_ALL, LC_CTYPE, LANG (`terminal`): ASCII glyphs or Unicode in the
   viewer (`tuiperf.tui.glyphs.wants_ascii`).
 - DASK_SCHEDULER_ADDRESS (`dask_scheduler`): the Dask scheduler `tuiperf ranks` uses.
+- COLUMNS (`columns`): the width of text output that is not a terminal (a pipe, a file);
+  unset, such output neither wraps nor cuts (`tuiperf.report.plain`).
 - TUIPERF_PROFILE, TUIPERF_PROFILE_STEPS, TUIPERF_PROFILE_OUT (`profile_mode`,
   `profile_steps`, `profile_out`): set by `tuiperf profile` for `tuiperf.torch` in the
   profiled program.
@@ -94,6 +96,12 @@ def ncu_python_path() -> str | None:
 def terminal() -> dict[str, str]:
     """The variables that decide the viewer's glyphs (TERMINAL_VARIABLES), those set."""
     return {var: os.environ[var] for var in TERMINAL_VARIABLES if var in os.environ}
+
+
+def columns() -> int | None:
+    """$COLUMNS as a positive number of columns, None when unset or not one."""
+    value = _get("COLUMNS").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def dask_scheduler() -> str | None:
