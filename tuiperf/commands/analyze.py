@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tuiperf.model.ncu.metrics import KernelMetrics
     from tuiperf.model.trace import Trace
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "junit")
 #: evidence rows per finding in text and markdown when --rows is not given
 TEXT_ROWS = 5
 
@@ -50,7 +50,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         choices=("info", "warning", "error"),
         metavar="SEVERITY",
         help="exit 5 when a finding of this severity or worse exists "
-        "(info, warning, error): a CI gate (1 stays a broken report)",
+        "(info, warning, error): a CI gate (1 stays a broken report); with --format junit, "
+        "the testcases that fail (default there: warning)",
     )
     p.add_argument(
         "--rows",
@@ -145,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
     with open_output(args.output) as out:
         if args.format == "json":
             write_json(out, json_result(result, rows=args.rows))
+        elif args.format == "junit":
+            from tuiperf.report.junit import write_junit
+
+            write_junit(out, result, Severity.parse(args.fail_on or "warning"))
         elif args.format == "markdown":
             write_markdown(out, result, rows=rows, top=args.top, max_chars=args.max_chars)
         else:
