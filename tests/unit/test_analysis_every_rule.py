@@ -2,7 +2,7 @@
 exception. The engine turns a rule's exception into a 'failed' check, which hides it from
 users: this calls each rule directly, so an exception fails here with its traceback.
 
-Timeline rules (nsys_rules, torch_rules) run on each nsys export (SQLite, and the Arrow and
+Timeline rules (rules.nsys, rules.pytorch) run on each nsys export (SQLite, and the Arrow and
 Parquet folders) and each torch.profiler trace; the ncu rules on each Nsight Compute input
 (the .ncu-rep and its CSV pages), alone and beside its timeline report. The .nsys-rep files
 are left out: opening one converts it with nsys into the SQLite or Arrow export tested here.
@@ -23,7 +23,7 @@ from tuiperf.analysis.engine import UNEXPLAINED, all_rule_ids, analyze
 from tuiperf.analysis.findings import Finding, Skip
 from tuiperf.analysis.ncu import rules as ncu_rules
 from tuiperf.analysis.rules import nsys as nsys_rules
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 from tuiperf.load.ncu.open import open_ncu
 from tuiperf.load.open import OpenOptions, open_trace
 
@@ -38,7 +38,7 @@ NCU_INPUTS = sorted(p.name.removesuffix(".xz") for p in (DATA / "ncu").glob("*.x
 #: the timeline report of the same program as each ncu report
 NCU_BESIDE = {"vit_full": "vit_range.sqlite", "lstm_basic": "lstm.sqlite"}
 
-TIMELINE_RULES = [*nsys_rules.RULES, *torch_rules.RULES]
+TIMELINE_RULES = [*nsys_rules.RULES, *pytorch.RULES]
 
 
 @cache
@@ -78,7 +78,7 @@ def test_timeline_rule_never_raises(rule: str, report: str) -> None:
     if rule in nsys_rules.RULES:
         _check(rule, lambda: nsys_rules.RULES[rule](ctx, nsys_rules.NsysOptions()))
     else:
-        _check(rule, lambda: torch_rules.RULES[rule](ctx))
+        _check(rule, lambda: pytorch.RULES[rule](ctx))
 
 
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "with its timeline"])

@@ -15,13 +15,13 @@ import pytest
 
 from tests.support.tiny import Gpu, kernels_trace
 from tuiperf.analysis.budget.step_budget import PARTS
-from tuiperf.analysis.diff import compare as D
+from tuiperf.analysis.diff import compare
 from tuiperf.model.trace import Trace
 
 WINDOWS = [(0, 1000), (1000, 2000), (2000, 3000)]
 
 
-def _side(steps: list[int], parts: dict[str, int] | None = None) -> D.Side:
+def _side(steps: list[int], parts: dict[str, int] | None = None) -> compare.Side:
     main = SimpleNamespace(steps=[SimpleNamespace(start_ns=a, end_ns=b) for a, b in WINDOWS])
     budget: Any = SimpleNamespace(
         main=main,
@@ -30,12 +30,14 @@ def _side(steps: list[int], parts: dict[str, int] | None = None) -> D.Side:
         method="nvtx",
         method_text="NVTX step ranges",
     )
-    return D.Side("x", budget if steps else None, steps, ["H100"], {}, {}, {}, {}, {}, 1)
+    return compare.Side("x", budget if steps else None, steps, ["H100"], {}, {}, {}, {}, {}, 1)
 
 
-def _compare(before: D.Side, after: D.Side, tb: Trace | None = None, ta: Trace | None = None):  # type: ignore[no-untyped-def]
+def _compare(
+    before: compare.Side, after: compare.Side, tb: Trace | None = None, ta: Trace | None = None
+) -> compare.Diff:
     empty = kernels_trace([])
-    return D.compare(before, after, tb or empty, ta or empty)
+    return compare.compare(before, after, tb or empty, ta or empty)
 
 
 # before: 990, 1000, 1010 -> median 1000, deviations 10, 0, 10 -> MAD 10
@@ -45,12 +47,12 @@ BEFORE = [990, 1000, 1010]
 @pytest.mark.parametrize(
     ("median", "verdict"),
     [
-        (1009, D.SAME),  # change 9 < noise 10
-        (1010, D.SAME),  # change 10 = noise: within it
-        (1011, D.SLOWER),  # 11 > 10
-        (991, D.SAME),
-        (990, D.SAME),  # -10: within
-        (989, D.FASTER),
+        (1009, compare.SAME),  # change 9 < noise 10
+        (1010, compare.SAME),  # change 10 = noise: within it
+        (1011, compare.SLOWER),  # 11 > 10
+        (991, compare.SAME),
+        (990, compare.SAME),  # -10: within
+        (989, compare.FASTER),
     ],
 )
 def test_verdict_at_the_noise_boundary(median: int, verdict: str) -> None:
@@ -62,30 +64,30 @@ def test_verdict_at_the_noise_boundary(median: int, verdict: str) -> None:
 def test_noise_is_the_larger_mad() -> None:
     # after: 985, 1015, 1045 -> median 1015, MAD 30: change 15 is within the after's noise
     d = _compare(_side(BEFORE), _side([985, 1015, 1045]))
-    assert (d.verdict, d.noise_ns) == (D.SAME, 30.0)
+    assert (d.verdict, d.noise_ns) == (compare.SAME, 30.0)
     d = _compare(_side([985, 1015, 1045]), _side([1046, 1046, 1046]))  # MAD 30 vs 0
-    assert (d.verdict, d.change_ns, d.noise_ns) == (D.SLOWER, 31.0, 30.0)
+    assert (d.verdict, d.change_ns, d.noise_ns) == (compare.SLOWER, 31.0, 30.0)
 
 
 def test_noise_is_the_mad_not_the_spread() -> None:
     # before: 1000 x4 and one 5000 outlier: median 1000, MAD 0 (a stdev would be ~1600)
     d = _compare(_side([1000, 1000, 1000, 1000, 5000]), _side([1001] * 5))
-    assert (d.verdict, d.change_ns, d.noise_ns) == (D.SLOWER, 1.0, 0.0)
+    assert (d.verdict, d.change_ns, d.noise_ns) == (compare.SLOWER, 1.0, 0.0)
 
 
 def test_slower_than_a_percentage_at_its_boundary() -> None:
     d = _compare(_side([1000] * 3), _side([1050] * 3))  # +50 ns of 1000: 5.0 %
-    assert d.verdict == D.SLOWER and d.change_pct == pytest.approx(5.0)
+    assert d.verdict == compare.SLOWER and d.change_pct == pytest.approx(5.0)
     assert d.slower_than(4.99) and not d.slower_than(5.0) and not d.slower_than(5.01)
     same = _compare(_side(BEFORE), _side([1000, 1010, 1020]))  # +10: within the noise
-    assert same.verdict == D.SAME and not same.slower_than(0.0)
+    assert same.verdict == compare.SAME and not same.slower_than(0.0)
     faster = _compare(_side([1000] * 3), _side([900] * 3))
-    assert faster.verdict == D.FASTER and not faster.slower_than(-50.0)
+    assert faster.verdict == compare.FASTER and not faster.slower_than(-50.0)
 
 
 def test_no_steps_is_unknown_and_never_slower() -> None:
     d = _compare(_side([]), _side([2000] * 3))
-    assert (d.verdict, d.change_pct, d.slower_than(0.0)) == (D.UNKNOWN, None, False)
+    assert (d.verdict, d.change_pct, d.slower_than(0.0)) == (compare.UNKNOWN, None, False)
 
 
 def test_a_change_within_the_noise_gives_no_reasons() -> None:
@@ -93,7 +95,7 @@ def test_a_change_within_the_noise_gives_no_reasons() -> None:
     b = _side(BEFORE, {"compute": 600})
     a = _side([1000, 1010, 1020], {"compute": 900})
     d = _compare(b, a)
-    assert d.verdict == D.SAME and d.reasons == []
+    assert d.verdict == compare.SAME and d.reasons == []
     rows = {r.name: r for r in d.budget}
     assert rows["compute"].change == pytest.approx(100.0)  # the row still shows it
     # slower beyond the noise (BEFORE's MAD, 10 ns): compute +100 ns a step explains it;
@@ -137,10 +139,10 @@ def test_kernels_per_step_inside_the_steps_only() -> None:
     ("moved", "status"), [(0.99, "same"), (1.0, "same"), (1.01, "changed"), (-1.01, "changed")]
 )
 def test_finding_status_at_one_percent_of_the_step(moved: float, status: str) -> None:
-    assert D.FINDING_STEP_PCT == 1.0
-    assert D.finding_status(D.Row("findings", "r", 10.0, 10.0 + moved, "pct")) == status
-    assert D.finding_status(D.Row("findings", "r", None, 3.0, "pct")) == "new"
-    assert D.finding_status(D.Row("findings", "r", 3.0, None, "pct")) == "gone"
+    assert compare.FINDING_STEP_PCT == 1.0
+    assert compare.finding_status(compare.Row("findings", "r", 10.0, 10.0 + moved, "pct")) == status
+    assert compare.finding_status(compare.Row("findings", "r", None, 3.0, "pct")) == "new"
+    assert compare.finding_status(compare.Row("findings", "r", 3.0, None, "pct")) == "gone"
 
 
 @pytest.mark.parametrize(
@@ -155,4 +157,4 @@ def test_finding_status_at_one_percent_of_the_step(moved: float, status: str) ->
     ],
 )
 def test_copy_size_classes_at_their_bounds(n: int, label: str) -> None:
-    assert D.size_class(n) == label
+    assert compare.size_class(n) == label

@@ -17,7 +17,7 @@ import pytest
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
 from tuiperf.analysis.budget.step_budget import PARTS
-from tuiperf.analysis.diff import compare as D
+from tuiperf.analysis.diff import compare
 from tuiperf.model.trace import Trace
 
 MS = 1_000_000
@@ -41,7 +41,7 @@ def _side(
     method: str = "nvtx",
     events: int = 1,
     tool: str = "",
-) -> D.Side:
+) -> compare.Side:
     """A measured side with a stand-in budget: `parts` are the steady totals (3 steps) of
     device 0, `other_gpu` those of a device 1."""
     devices = [_device(0, parts or {})]
@@ -54,7 +54,7 @@ def _side(
         method=method,
         method_text={"nvtx": "NVTX step ranges", "pattern": "kernel pattern"}[method],
     )
-    return D.Side(
+    return compare.Side(
         path, budget if steps else None, steps, list(gpus), {}, {}, {}, {}, {}, events, tool
     )
 
@@ -102,8 +102,10 @@ def _each_step(dur: int, name: str, at: int = 0) -> list[tuple[int, int, str]]:
     return [(t + at, t + at + dur, name) for t in T]
 
 
-def _compare(b: D.Side, a: D.Side, tb: Trace | None = None, ta: Trace | None = None) -> D.Diff:
-    return D.compare(b, a, tb or trace_of(), ta or trace_of())
+def _compare(
+    b: compare.Side, a: compare.Side, tb: Trace | None = None, ta: Trace | None = None
+) -> compare.Diff:
+    return compare.compare(b, a, tb or trace_of(), ta or trace_of())
 
 
 # -- the JSON, key by key -----------------------------------------------------------------
@@ -136,7 +138,7 @@ def test_the_diff_json_key_by_key() -> None:
     a = _side([1_400_000] * 3, {"compute": 1_200_000, "data": 30_000}, path="after.nsys-rep")
     tb = trace_of(kernels=_kernels(_each_step(300_000, "gemm")))
     ta = trace_of(kernels=_kernels(_each_step(400_000, "gemm")))
-    doc = D.to_json(_compare(b, a, tb, ta))
+    doc = compare.to_json(_compare(b, a, tb, ta))
 
     def part(name: str, p: str, before: float, after: float, status: str) -> dict[str, Any]:
         pct = None if not before else round(100 * (after - before) / before, 3)
@@ -196,7 +198,7 @@ def test_the_json_of_a_side_without_steps_and_of_findings() -> None:
     b.findings = {"sync: x": ("Host sync", 5.0, 10), "gone rule": ("Old", 2.0, 5)}
     a = _side([1000] * 3)
     a.findings = {"sync: x": ("Host sync", 6.5, 13), "new rule": ("New", 1.0, 2)}
-    doc = D.to_json(_compare(b, a))
+    doc = compare.to_json(_compare(b, a))
     assert (doc["verdict"], doc["change_ns"], doc["change_pct"], doc["noise_ns"]) == (
         "unknown", 0.0, None, 0.0,
     )  # fmt: skip
@@ -225,7 +227,7 @@ def _reason(part: str, tb: Trace, ta: Trace) -> tuple[str, float, str]:
     """The one reason when only `part` grew, by 600 µs over the 3 steps (+200 µs a step)."""
     d = _compare(_side(BEFORE_STEPS, {part: 300_000}), _side(SLOWER_STEPS, {part: 900_000}),
                  tb, ta)  # fmt: skip
-    assert d.verdict == D.SLOWER
+    assert d.verdict == compare.SLOWER
     (r,) = d.reasons
     return r
 
@@ -350,13 +352,13 @@ def test_notes_say_what_cannot_be_compared() -> None:
 @pytest.mark.parametrize(
     ("after_ns", "after_n", "status"),
     [
-        (102.0, 1.0, D.WITHIN_NOISE),  # +2 % a launch: the same; launches the same
+        (102.0, 1.0, compare.WITHIN_NOISE),  # +2 % a launch: the same; launches the same
         (103.0, 1.0, "changed"),  # +3 %: changed
-        (204.0, 2.0, D.SAME_PER_LAUNCH),  # 102 a launch, one launch more a step
-        (150.0, 1.5, D.WITHIN_NOISE),  # 100 a launch, half a launch more (window totals)
+        (204.0, 2.0, compare.SAME_PER_LAUNCH),  # 102 a launch, one launch more a step
+        (150.0, 1.5, compare.WITHIN_NOISE),  # 100 a launch, half a launch more (window totals)
     ],
 )
 def test_same_per_launch_at_two_percent(after_ns: float, after_n: float, status: str) -> None:
-    assert D.LAUNCH_SAME == 0.02
-    r = D.Row("kernels", "k", 100.0, after_ns, "ns", before_count=1.0, after_count=after_n)
+    assert compare.LAUNCH_SAME == 0.02
+    r = compare.Row("kernels", "k", 100.0, after_ns, "ns", before_count=1.0, after_count=after_n)
     assert r.status == status

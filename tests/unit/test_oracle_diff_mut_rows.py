@@ -20,7 +20,7 @@ from tests.support.step_loop import Call, Op, build
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
 from tuiperf.analysis.budget.step_budget import PARTS
-from tuiperf.analysis.diff import compare as D
+from tuiperf.analysis.diff import compare
 from tuiperf.model.trace import Trace, TraceMeta
 
 MS = 1_000_000
@@ -36,15 +36,19 @@ def _device(dev: int, parts: dict[str, int], n: int) -> SimpleNamespace:
 
 def _side(steps: list[int], parts: dict[str, int] | None = None,
           devices: Sequence[int] = (0,), gpus: Sequence[str] = ("H100",), events: int = 1
-          ) -> D.Side:  # fmt: skip
+          ) -> compare.Side:  # fmt: skip
     devs = [_device(d, parts or {}, len(steps) or 3) for d in devices]
     budget: Any = SimpleNamespace(main=devs[0], devices=devs, steady=devs[0].steady,
                                   method="nvtx", method_text="NVTX")  # fmt: skip
-    return D.Side("x", budget if steps else None, steps, list(gpus), {}, {}, {}, {}, {}, events)
+    return compare.Side(
+        "x", budget if steps else None, steps, list(gpus), {}, {}, {}, {}, {}, events
+    )
 
 
-def _compare(b: D.Side, a: D.Side, tb: Trace | None = None, ta: Trace | None = None) -> D.Diff:
-    return D.compare(b, a, tb or trace_of(), ta or trace_of())
+def _compare(
+    b: compare.Side, a: compare.Side, tb: Trace | None = None, ta: Trace | None = None
+) -> compare.Diff:
+    return compare.compare(b, a, tb or trace_of(), ta or trace_of())
 
 
 def _kernels(rows: Sequence[tuple[int, int, str | None]]) -> pa.Table:
@@ -68,24 +72,27 @@ def _table(table: str, rows: Sequence[tuple[int, int]], **cols: Sequence[Any]) -
 @pytest.mark.parametrize(
     ("row", "status"),
     [
-        (D.Row("copies", "c", 100.0, 102.0, "ns", before_count=1.0, after_count=1.0),
-         D.WITHIN_NOISE),
-        (D.Row("api", "c", 100.0, 102.0, "ns", before_count=1.0, after_count=1.0),
-         D.WITHIN_NOISE),
+        (compare.Row("copies", "c", 100.0, 102.0, "ns", before_count=1.0, after_count=1.0),
+         compare.WITHIN_NOISE),
+        (compare.Row("api", "c", 100.0, 102.0, "ns", before_count=1.0, after_count=1.0),
+         compare.WITHIN_NOISE),
         # not a timed by-name row: changed
-        (D.Row("kernels", "k", 100.0, 102.0, "count", before_count=1.0, after_count=1.0),
+        (compare.Row("kernels", "k", 100.0, 102.0, "count", before_count=1.0, after_count=1.0),
          "changed"),
-        (D.Row("step", "s", 100.0, 102.0, "ns", before_count=1.0, after_count=1.0), "changed"),
+        (compare.Row("step", "s", 100.0, 102.0, "ns", before_count=1.0, after_count=1.0),
+         "changed"),
         # no launches counted on one side: no time per launch
-        (D.Row("kernels", "k", 100.0, 102.0, "ns", before_count=1.0, after_count=0.0), "changed"),
-        (D.Row("kernels", "k", 100.0, 102.0, "ns", before_count=0.0, after_count=1.0), "changed"),
-        (D.Row("kernels", "k", 100.0, 102.0, "ns"), "changed"),
+        (compare.Row("kernels", "k", 100.0, 102.0, "ns", before_count=1.0, after_count=0.0),
+         "changed"),
+        (compare.Row("kernels", "k", 100.0, 102.0, "ns", before_count=0.0, after_count=1.0),
+         "changed"),
+        (compare.Row("kernels", "k", 100.0, 102.0, "ns"), "changed"),
         # two launches: 100 -> 102 a launch, within 2 %
-        (D.Row("kernels", "k", 200.0, 204.0, "ns", before_count=2.0, after_count=2.0),
-         D.WITHIN_NOISE),
+        (compare.Row("kernels", "k", 200.0, 204.0, "ns", before_count=2.0, after_count=2.0),
+         compare.WITHIN_NOISE),
     ],
 )  # fmt: skip
-def test_per_launch_status(row: D.Row, status: str) -> None:
+def test_per_launch_status(row: compare.Row, status: str) -> None:
     assert row.status == status
 
 
@@ -125,7 +132,7 @@ def test_copies_memsets_and_calls_inside_the_steps_per_step() -> None:
         api=_table("api", [(t, t + 7) for t in T], name=["cudaLaunchKernel"] * 3),
     )  # fmt: skip
     d = _compare(_side([1000] * 3), _side([1000] * 3), before, after)
-    rows = D.to_json(d)["rows"]
+    rows = compare.to_json(d)["rows"]
     keys = ("section", "name", "before", "after", "before_count", "after_count", "status")
     got = [tuple(r[k] for k in keys) for r in rows if r["section"] in ("copies", "api")]
     assert got == [
@@ -165,7 +172,7 @@ def test_kernels_matched_across_spellings_and_template_arguments() -> None:
      ("void (anonymous namespace)::k<true, 32u>(int)", "anon::k<1, 32>")],
 )  # fmt: skip
 def test_loose_name(name: str, loose: str) -> None:
-    assert D.loose_name(name) == loose
+    assert compare.loose_name(name) == loose
 
 
 # -- reasons ---------------------------------------------------------------------------------
@@ -240,8 +247,8 @@ def test_gpu_names_of_a_report() -> None:
         "device": pa.array([0, 1, 2], pa.int32()),
         "name": pa.array(["NVIDIA H100", None, "NVIDIA A100"], pa.string()),
     }, 3)  # fmt: skip
-    assert D._gpus(trace_of(devices=dev)) == ["NVIDIA A100", "NVIDIA H100"]
-    assert D._gpus(trace_of()) == []
+    assert compare._gpus(trace_of(devices=dev)) == ["NVIDIA A100", "NVIDIA H100"]
+    assert compare._gpus(trace_of()) == []
 
 
 def test_an_exact_match_absorbs_other_spellings_of_it() -> None:
@@ -261,7 +268,7 @@ def test_an_exact_match_absorbs_other_spellings_of_it() -> None:
 def test_finding_rows_are_percentages() -> None:
     b, a = _side([1000] * 3), _side([1000] * 3)
     b.findings, a.findings = {"r": ("R", 5.0, 50)}, {"r": ("R", 5.5, 55)}
-    (row,) = [r for r in D.to_json(_compare(b, a))["rows"] if r["section"] == "findings"]
+    (row,) = [r for r in compare.to_json(_compare(b, a))["rows"] if r["section"] == "findings"]
     assert (row["unit"], row["before"], row["after"], row["status"]) == ("pct", 5.0, 5.5, "same")
 
 
@@ -279,16 +286,16 @@ def test_diff_traces_measures_both_reports_with_their_findings() -> None:
     """The paths given name the sides; findings by rule, or by rule and kernel (`rule:
     kernel`); a finding that claims no saving keeps 0 % and 0 ns. Without findings: none."""
     t = _synced_loop()
-    d = D.diff_traces(t, t, "before.nsys-rep", "after.nsys-rep")
+    d = compare.diff_traces(t, t, "before.nsys-rep", "after.nsys-rep")
     assert (d.before.path, d.after.path) == ("before.nsys-rep", "after.nsys-rep")
-    assert (d.before.n_steps, d.verdict) == (3, D.SAME)
+    assert (d.before.n_steps, d.verdict) == (3, compare.SAME)
     found = d.before.findings
     assert "host_sync_per_step" in found and "cpu_bound" in found
     assert found["top_kernel: gemm"][1:] == (0.0, 0)
     assert found == d.after.findings
-    assert D.measure(t, "p").findings == found  # findings by default
+    assert compare.measure(t, "p").findings == found  # findings by default
     assert [r.name for r in d.findings] == sorted(found)
-    d = D.diff_traces(t, t, "b", "a", findings=False)
+    d = compare.diff_traces(t, t, "b", "a", findings=False)
     assert d.before.findings == {} and d.after.findings == {} and d.findings == []
     assert (d.before.path, d.after.path) == ("b", "a")
 
@@ -297,7 +304,7 @@ def test_diff_traces_keeps_the_capturing_tool() -> None:
     t = _synced_loop()
     nsys = Trace(t.tables, TraceMeta(source="a", format="test", tool="Nsight Systems"))
     kineto = Trace(t.tables, TraceMeta(source="b", format="test", tool="torch.profiler (Kineto)"))
-    d = D.diff_traces(nsys, kineto, "a", "b", findings=False)
+    d = compare.diff_traces(nsys, kineto, "a", "b", findings=False)
     assert (d.before.tool, d.after.tool) == ("Nsight Systems", "torch.profiler (Kineto)")
     assert d.notes[0].startswith("captured by different tools (Nsight Systems vs torch.profiler")
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from tuiperf.analysis.budget.step_budget import PARTS
-from tuiperf.analysis.diff import compare as D
+from tuiperf.analysis.diff import compare
 
 
-def _kernel(before: float, after: float, nb: float, na: float) -> D.Row:
-    return D.Row("kernels", "k", before, after, "ns", before_count=nb, after_count=na)
+def _kernel(before: float, after: float, nb: float, na: float) -> compare.Row:
+    return compare.Row("kernels", "k", before, after, "ns", before_count=nb, after_count=na)
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,9 @@ def _kernel(before: float, after: float, nb: float, na: float) -> D.Row:
      (0.0, 100.0, "same"), (1.0, 0.0, "changed")],
 )  # fmt: skip
 def test_a_budget_part_within_the_step_noise(change: float, noise: float, status: str) -> None:
-    assert D.Row("budget", "idle", 1000.0, 1000.0 + change, "ns", noise=noise).status == status
+    assert (
+        compare.Row("budget", "idle", 1000.0, 1000.0 + change, "ns", noise=noise).status == status
+    )
 
 
 def test_a_kernel_the_same_per_launch_with_a_fraction_of_a_launch_more_is_noise() -> None:
@@ -55,8 +57,8 @@ def test_a_part_that_rose_on_one_gpu_and_fell_on_the_other_is_told_per_gpu() -> 
     b = _budget({0: {**zero, "comm": 4 * ms}, 1: {**zero, "comm": 8 * ms}}, 4)
     a = _budget({0: {**zero, "comm": 12 * ms}, 1: {**zero, "comm": 4 * ms}}, 4)
     d: Any = SimpleNamespace(before=SimpleNamespace(budget=b), after=SimpleNamespace(budget=a))
-    assert D._device_changes(d, "comm") == [(0, 2 * ms), (1, -1 * ms)]
-    assert D._with_devices(d, "comm", "x") == "x; per GPU: GPU 0 +2 ms, GPU 1 −1 ms"
+    assert compare._device_changes(d, "comm") == [(0, 2 * ms), (1, -1 * ms)]
+    assert compare._with_devices(d, "comm", "x") == "x; per GPU: GPU 0 +2 ms, GPU 1 −1 ms"
     one = _budget({0: {**zero, "comm": 4 * ms}}, 4)
     d1: Any = SimpleNamespace(before=SimpleNamespace(budget=one), after=SimpleNamespace(budget=a))
-    assert D._with_devices(d1, "comm", "x") == "x"
+    assert compare._with_devices(d1, "comm", "x") == "x"

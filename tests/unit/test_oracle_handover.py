@@ -15,7 +15,7 @@ from tests.support.tiny import trace_of
 from tuiperf import schema
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.steps import find_steps
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 
 US = 1000
 
@@ -105,20 +105,20 @@ def test_the_loop_threads_receive_and_unmap_in_the_steps_is_the_hand_over() -> N
     steps = find_steps(ctx)
     rows = np.array([0, 1])
     # 20 + 700 + 300 µs: thread 2's munmap, the poll and the munmap after the steps are out
-    assert torch_rules._handover_ns(ctx, steps, np.array([0, 1]), rows) == 1_020 * US
+    assert pytorch._handover_ns(ctx, steps, np.array([0, 1]), rows) == 1_020 * US
 
 
 def test_without_a_received_batch_unmapping_is_not_a_hand_over() -> None:
     ctx = _trace([c for c in CALLS if c[3] != "recvmsg"])
     steps = find_steps(ctx)
-    assert torch_rules._handover_ns(ctx, steps, np.array([0, 1]), np.array([0, 1])) == 0
+    assert pytorch._handover_ns(ctx, steps, np.array([0, 1]), np.array([0, 1])) == 0
 
 
 def test_only_the_steps_with_copies_count() -> None:
     ctx = _trace(CALLS)
     steps = find_steps(ctx)
     # step 0 alone: 20 + 700 µs
-    assert torch_rules._handover_ns(ctx, steps, np.array([0]), np.array([0])) == 720 * US
+    assert pytorch._handover_ns(ctx, steps, np.array([0]), np.array([0])) == 720 * US
 
 
 def test_a_modelled_saving_may_pass_its_part_by_the_hand_over_only() -> None:

@@ -9,7 +9,7 @@ import pytest
 from tests.support.tiny import kernels_trace
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.kernel_levers import kernel_family
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 
 FWD = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>(T1::Params)"
 DGRAD = (
@@ -43,13 +43,13 @@ def test_top_kernel_gives_its_familys_share() -> None:
     rows = [(0, 300_000, 0, 7, FWD), (300_000, 600_000, 0, 7, FWD),
             (600_000, 900_000, 0, 7, DGRAD), (900_000, 1_000_000, 0, 7, WGRAD),
             (1_000_000, 1_500_000, 0, 7, OTHER)]  # fmt: skip
-    (f,) = torch_rules.top_kernel(Ctx(kernels_trace(rows)))
+    (f,) = pytorch.top_kernel(Ctx(kernels_trace(rows)))
     assert f.kernel == FWD
     assert f.metrics["share_of_kernel_time"] == pytest.approx(600 / 1500, abs=1e-4)
     assert f.metrics["family_share_of_kernel_time"] == pytest.approx(1000 / 1500, abs=1e-4)
     assert f.metrics["family_variants"] == 3
     assert "With its 2 other variant(s)" in f.message and "66.7%" in f.message
     # FWD's one launch (300 µs) and OTHER (500 µs): OTHER is the top, alone in its family
-    (g,) = torch_rules.top_kernel(Ctx(kernels_trace(rows[:1] + rows[4:])))
+    (g,) = pytorch.top_kernel(Ctx(kernels_trace(rows[:1] + rows[4:])))
     assert g.kernel == OTHER and g.metrics["family_variants"] == 1
     assert "other variant" not in g.message

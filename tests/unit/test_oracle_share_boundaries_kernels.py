@@ -1,6 +1,6 @@
 """The `*_SHARE` thresholds read off kernel names and GPU time shares, at their boundaries
 (issue 32, item 1): run_facts.ALREADY_SHARE, kernel_rules.GRAPH_SHARE, and
-torch_rules.MIN_KERNEL_SHARE / WARN_KERNEL_SHARE in the kernel-name rules. Kernels-only
+pytorch.MIN_KERNEL_SHARE / WARN_KERNEL_SHARE in the kernel-name rules. Kernels-only
 traces of a few ns each, so each share is a ratio of small integers worked out in the
 comments; each case names the comparison mutant it kills."""
 
@@ -13,8 +13,7 @@ from tests.support.tiny import Gpu, gpu_table, kernels_trace, trace_of
 from tuiperf import schema
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.rules import kernels as kernel_rules
-from tuiperf.analysis.rules import pytorch as torch_rules
-from tuiperf.analysis.rules import run_facts
+from tuiperf.analysis.rules import pytorch, run_facts
 
 #: a bf16 tensor-core GEMM (GEMM by `xmma`/`gemm`, low precision by `bf16`)
 BF16 = "sm90_xmma_gemm_bf16bf16_bf16f32_tn"
@@ -22,7 +21,7 @@ BF16 = "sm90_xmma_gemm_bf16bf16_bf16f32_tn"
 SGEMM = "volta_sgemm_128x64_nn"
 #: not a GEMM: its time is no part of the GEMM share
 ELEMENTWISE = "vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
-#: a cuDNN layout transpose (torch_rules' layout_conversion)
+#: a cuDNN layout transpose (rules.pytorch's layout_conversion)
 LAYOUT = "nchwToNhwcKernel"
 
 
@@ -51,7 +50,7 @@ def test_already_share_boundary(bf16: int, already: bool) -> None:
     assert facts.low_precision is already
     # the elementwise kernel (5000 ns) runs longest: the top kernel is it, and its fix
     # still says whether the GEMMs already run in a low precision
-    (top,) = torch_rules.top_kernel(ctx)
+    (top,) = pytorch.top_kernel(ctx)
     assert top.kernel == ELEMENTWISE
     said = "already computes its matrix products in a low precision" in top.fix.text
     assert said is already
@@ -93,7 +92,7 @@ def test_graph_share_boundary(kernel_ns: int, fires: bool) -> None:
         assert "The kernel findings see only the other 90%" in found[0].message
 
 
-# -- torch_rules.MIN_KERNEL_SHARE / WARN_KERNEL_SHARE (the kernel-name rules) ------------
+# -- pytorch.MIN_KERNEL_SHARE / WARN_KERNEL_SHARE (the kernel-name rules) ------------
 @pytest.mark.parametrize(
     ("layout", "gemm", "severity"),
     [
@@ -107,11 +106,11 @@ def test_kernel_share_boundaries(layout: int, gemm: int, severity: str | None) -
     """layout_conversion over `layout` ns of NCHW->NHWC transposes and `gemm` ns of GEMM:
     its share of kernel time decides whether it fires (MIN_KERNEL_SHARE, 1%) and whether
     it is a warning (WARN_KERNEL_SHARE, 5%)."""
-    assert torch_rules.MIN_KERNEL_SHARE == 0.01
-    assert torch_rules.WARN_KERNEL_SHARE == 0.05
+    assert pytorch.MIN_KERNEL_SHARE == 0.01
+    assert pytorch.WARN_KERNEL_SHARE == 0.05
     ctx = _ctx((LAYOUT, layout), (BF16, gemm))
     assert ctx.compute_time_ns == layout + gemm
-    found = torch_rules.layout_conversion(ctx)
+    found = pytorch.layout_conversion(ctx)
     assert [f.severity.name for f in found] == ([severity] if severity else [])
     if found:
         assert found[0].metrics["time_ns"] == layout

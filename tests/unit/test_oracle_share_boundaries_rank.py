@@ -1,5 +1,5 @@
 """The ranking's `*_SHARE` thresholds at their boundaries (issue 32, item 1):
-budget_rank.EXPLAINED_SHARE (when idle time the findings leave unexplained gets its own
+savings.EXPLAINED_SHARE (when idle time the findings leave unexplained gets its own
 finding) and MIN_RANKED_SHARE (a finding's saving that ranks it before the step's
 verdicts). The loops are test_oracle_share_boundaries' (five 1000 µs NVTX steps, steps
 1-4 steady: 4000 µs); every expected number is worked out in the comments."""
@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 
 from tests.support.loops import GEMM, STEP, STEPS, US, WALL, loop_trace
-from tuiperf.analysis.budget import savings as budget_rank
+from tuiperf.analysis.budget import savings
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.savings import rank_by_budget
 from tuiperf.analysis.rules import budget as budget_rules
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 
 
-# -- budget_rank.EXPLAINED_SHARE ---------------------------------------------------------
+# -- savings.EXPLAINED_SHARE ---------------------------------------------------------
 def _idle(cpu_us: int, other_ns: int, last_other_ns: int) -> Ctx:
     """Each step: the GPU waits `cpu_us` µs for a launch (CPU-bound: the kernel that ends
     the gap is launched as it ends), runs kernel A for 200 µs, idles `other_ns` (step 4:
@@ -53,7 +53,7 @@ def test_explained_share_around_its_boundary(last_other: int, said: bool) -> Non
     finding explains 1600 µs of 1600 µs + 300 µs + last_other of idle. 1 ns less `other`
     leaves 399.999 of 1999.999 µs (under 20%) unexplained: no finding; 1 ns more leaves
     400.001 of 2000.001 µs (over 20%; and over UNEXPLAINED_MIN, 2% of 4000 µs): one."""
-    assert budget_rank.EXPLAINED_SHARE == 0.8
+    assert savings.EXPLAINED_SHARE == 0.8
     ctx = _idle(400, 100 * US, last_other)
     assert _unexplained(ctx, 1600 * US, 300 * US + last_other) is said
 
@@ -66,7 +66,7 @@ def test_explained_share_boundary_at_a_patched_bar(
     300 µs and `other` 100 µs a step explain 1200 of 1600 µs, exactly 75%; the 400 µs left
     are exactly 25% of the idle time: no finding (kills `idle - rest >= EXPLAINED_SHARE *
     idle` -> `>`). 1 ns more `other`: 400.001 of 1600.001 µs, over 25%: one."""
-    monkeypatch.setattr(budget_rank, "EXPLAINED_SHARE", 0.75)
+    monkeypatch.setattr(savings, "EXPLAINED_SHARE", 0.75)
     ctx = _idle(300, 100 * US, last_other)
     assert _unexplained(ctx, 1200 * US, 300 * US + last_other) is said
 
@@ -79,7 +79,7 @@ def test_explaining_exactly_80_percent_of_the_idle_time_is_enough() -> None:
     assert _unexplained(ctx, 1600 * US, 400 * US) is False
 
 
-# -- budget_rank.MIN_RANKED_SHARE --------------------------------------------------------
+# -- savings.MIN_RANKED_SHARE --------------------------------------------------------
 LAYOUT = "nchwToNhwcKernel"
 
 
@@ -108,12 +108,12 @@ def test_min_ranked_share_boundary(layout_ns: list[int], first: str) -> None:
     steady windows, with the GPU busy 100% of the step: their saving is all 80 µs, exactly
     2% of 4000 µs: tier 0, ranked before the gpu_bound verdict (tier 1) (kills
     `est_saving_ns >= MIN_RANKED_SHARE * wall` -> `>`). 1 ns less: tier 2, after it."""
-    assert budget_rank.MIN_RANKED_SHARE == 0.02
+    assert savings.MIN_RANKED_SHARE == 0.02
     ctx = _busy(layout_ns)
     b = ctx.budget
     assert b is not None and b.n_steady == 4 and b.step_basis == "cpu_ranges"
     assert b.steady.ns["compute"] == b.steady.wall_ns == WALL
-    found = budget_rules.gpu_bound(ctx) + torch_rules.layout_conversion(ctx)
+    found = budget_rules.gpu_bound(ctx) + pytorch.layout_conversion(ctx)
     ranked = rank_by_budget(found, b)
     assert [f.rule for f in ranked] == [first, ({"gpu_bound", "layout_conversion"} - {first}).pop()]
     (lay,) = [f for f in ranked if f.rule == "layout_conversion"]

@@ -1,5 +1,5 @@
 """The training-loop rules' `*_SHARE` thresholds at their boundaries (issue 32, item 1):
-torch_rules.DATA_IDLE_SHARE (and the error bar at 3x it), EVERY_STEP_SHARE,
+pytorch.DATA_IDLE_SHARE (and the error bar at 3x it), EVERY_STEP_SHARE,
 PERIODIC_SHARE, and MIN_KERNEL_SHARE as the pageable-copy rule's warning bar. The loops
 are test_oracle_share_boundaries' (1000 µs NVTX steps, step 0 the start-up, one kernel a
 step running to the step's end, launched by a 10 µs call that ends where it starts).
@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.loops import STEP, STEPS, US, at_step_end, loop_trace
 from tuiperf.analysis.budget.context import Ctx
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 
 
 def _starved(idle: list[int]) -> Ctx:
@@ -24,15 +24,15 @@ def _starved(idle: list[int]) -> Ctx:
     return Ctx(loop_trace(kernels=at_step_end(busy, steps=len(idle)), steps=len(idle)))
 
 
-# -- torch_rules.DATA_IDLE_SHARE ---------------------------------------------------------
+# -- pytorch.DATA_IDLE_SHARE ---------------------------------------------------------
 @pytest.mark.parametrize(("last_idle", "fires"), [(100 * US, True), (100 * US - 1, False)])
 def test_data_idle_share_boundary(last_idle: int, fires: bool) -> None:
     """Steps 1-3 wait 100 µs for their batch before the first launch, step 4 `last_idle`:
     300 µs + last_idle of the steady steps' 4000 µs. Exactly 10%: a warning (under 30%)
     (kills `share < DATA_IDLE_SHARE` -> `<=`); 1 ns less: none."""
-    assert torch_rules.DATA_IDLE_SHARE == 0.10
+    assert pytorch.DATA_IDLE_SHARE == 0.10
     ctx = _starved([100 * US] * 4 + [last_idle])
-    found = torch_rules.dataloader_starvation(ctx)
+    found = pytorch.dataloader_starvation(ctx)
     assert bool(found) is fires
     if fires:
         (f,) = found
@@ -48,7 +48,7 @@ def test_data_idle_error_bar_around_30_percent(last_idle: int, severity: str) ->
     """The error bar is 3 x DATA_IDLE_SHARE: 900 µs + last_idle of 4000 µs. 1 ns over 30% is
     an error, 1 ns under a warning."""
     ctx = _starved([300 * US] * 4 + [last_idle])
-    (f,) = torch_rules.dataloader_starvation(ctx)
+    (f,) = pytorch.dataloader_starvation(ctx)
     assert f.metrics["gpu_idle_ns"] == 900 * US + last_idle
     assert f.severity.name == severity
 
@@ -56,14 +56,14 @@ def test_data_idle_error_bar_around_30_percent(last_idle: int, severity: str) ->
 def test_data_idle_of_exactly_30_percent_is_an_error() -> None:
     """300 µs in each of the 4 steady steps: 1200 / 4000 = 30% exactly, DATA_IDLE_ERROR
     (was a bug: the bar was 3 * 0.10 = 0.30000000000000004)."""
-    assert torch_rules.DATA_IDLE_ERROR == 0.30
+    assert pytorch.DATA_IDLE_ERROR == 0.30
     ctx = _starved([300 * US] * 5)
-    (f,) = torch_rules.dataloader_starvation(ctx)
+    (f,) = pytorch.dataloader_starvation(ctx)
     assert f.metrics["gpu_idle_ns"] == 1200 * US and f.metrics["idle_share"] == 0.3
     assert f.severity.name == "ERROR"
 
 
-# -- torch_rules.PERIODIC_SHARE ----------------------------------------------------------
+# -- pytorch.PERIODIC_SHARE ----------------------------------------------------------
 @pytest.mark.parametrize(("stall", "periodic"), [(500 * US, True), (500 * US - 1, False)])
 def test_periodic_share_boundary(stall: int, periodic: bool) -> None:
     """13 steps, 12 steady (steps 1-12). Each waits 100 µs for its batch, but steps 4 and 9
@@ -72,10 +72,10 @@ def test_periodic_share_boundary(stall: int, periodic: bool) -> None:
     12000 µs: a warning); the two stalls hold 500 µs + stall of it. At 1000 of 2000 µs,
     exactly half: 'every 5 steps (50% of it, in 2 stalls)' (kills `< PERIODIC_SHARE *
     total` -> `<=`); 999.999 of 1999.999 µs is under half: no period named."""
-    assert torch_rules.PERIODIC_SHARE == 0.5
+    assert pytorch.PERIODIC_SHARE == 0.5
     idle = [100 * US] * 13
     idle[4], idle[9] = 500 * US, stall
-    (f,) = torch_rules.dataloader_starvation(_starved(idle))
+    (f,) = pytorch.dataloader_starvation(_starved(idle))
     assert f.severity.name == "WARNING"
     assert f.metrics["gpu_idle_ns"] == 1500 * US + stall
     said = "Most of the wait comes every 5 steps (50% of it, in 2 stalls)" in f.message
@@ -83,17 +83,17 @@ def test_periodic_share_boundary(stall: int, periodic: bool) -> None:
     assert ("every 5 steps" in f.message) is periodic
 
 
-# -- torch_rules.EVERY_STEP_SHARE --------------------------------------------------------
+# -- pytorch.EVERY_STEP_SHARE --------------------------------------------------------
 @pytest.mark.parametrize(("synced", "fires"), [((0, 1, 2, 3, 4), True), ((0, 1, 2, 3), False)])
 def test_every_step_share_boundary(synced: tuple[int, ...], fires: bool) -> None:
     """Six steps, five steady (steps 1-5); a cudaStreamSynchronize at +50 µs in step 0 (the
     start-up: never counted) and in the steps `synced` lists. Steady steps with a sync: 4 of
     5, exactly 80%: a finding (kills `len(hit_steps) < EVERY_STEP_SHARE * len(steady)` ->
     `<=`); 3 of 5: none (also kills counting the start-up step's sync)."""
-    assert torch_rules.EVERY_STEP_SHARE == 0.8
+    assert pytorch.EVERY_STEP_SHARE == 0.8
     syncs = [(s * STEP + 50 * US, s * STEP + 60 * US, "cudaStreamSynchronize") for s in synced]
     ctx = Ctx(loop_trace(kernels=at_step_end([800 * US] * 6, steps=6), calls=syncs, steps=6))
-    found = torch_rules.host_sync_per_step(ctx)
+    found = pytorch.host_sync_per_step(ctx)
     assert bool(found) is fires
     if fires:
         (f,) = found
@@ -101,20 +101,20 @@ def test_every_step_share_boundary(synced: tuple[int, ...], fires: bool) -> None
         assert f.metrics["sync_calls"] == 4 and f.metrics["blocked_ns"] == 40 * US
 
 
-# -- torch_rules.MIN_KERNEL_SHARE as the pageable-copy rule's warning bar ----------------
+# -- pytorch.MIN_KERNEL_SHARE as the pageable-copy rule's warning bar ----------------
 @pytest.mark.parametrize(("last_copy", "severity"), [(10 * US, "WARNING"), (10 * US - 1, "INFO")])
 def test_pageable_copy_warning_boundary(last_copy: int, severity: str) -> None:
     """A pageable host-to-device copy at +100 µs in each of the 5 steps: 10 µs in steps
     0-3, `last_copy` in step 4. The steady steps (1-4) count, the start-up's copy is
     start-up: 30 µs + last_copy against 1% of the 4 x 1000 µs steps with copies = 40 µs: at
     40 µs a warning (kills `>=` -> `>`), 1 ns less an info."""
-    assert torch_rules.MIN_KERNEL_SHARE == 0.01
+    assert pytorch.MIN_KERNEL_SHARE == 0.01
     copies = [
         (s * STEP + 100 * US, s * STEP + 100 * US + (last_copy if s == 4 else 10 * US),
          "Host-to-Device", "Pageable", 1_000_000)
         for s in range(STEPS)
     ]  # fmt: skip
     ctx = Ctx(loop_trace(kernels=at_step_end([800 * US] * STEPS), copies=copies))
-    (f,) = torch_rules.pageable_h2d_in_steps(ctx)
+    (f,) = pytorch.pageable_h2d_in_steps(ctx)
     assert f.metrics["copies_in_steps"] == 4 and f.metrics["start_up_copies"] == 1
     assert f.severity.name == severity

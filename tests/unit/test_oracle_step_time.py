@@ -16,7 +16,7 @@ from tuiperf import schema
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.step_budget import AHEAD_SHARE, step_budget
 from tuiperf.analysis.rules import kernels as kernel_rules
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 from tuiperf.model.trace import Trace
 
 US = 1000  # every time below is in µs
@@ -223,7 +223,7 @@ def test_pageable_copies_save_the_blocked_cpu_time_less_the_pinned_copy() -> Non
     api = _api([(0, 12_000, "cudaMemcpyAsync"), (19_000, 31_000, "cudaMemcpyAsync"),
                 (39_000, 39_010, "cudaMemcpyAsync")])  # fmt: skip
     ctx = Ctx(trace_of(memcpy=mc, api=api))
-    m = torch_rules._pinned_model(ctx, np.array([0, 1]))
+    m = pytorch._pinned_model(ctx, np.array([0, 1]))
     assert m.blocked_ns == 24_000 * US and m.pinned_ns == 8_000 * US
     assert (m.part, m.saving_ns) == ("sync", 16_000 * US)
 
@@ -238,7 +238,7 @@ def test_a_data_stall_every_third_step_is_named_periodic() -> None:
     launches = [(i * 3000 + w, i * 3000 + w + 10) for i, w in enumerate(wait)]
     kernels = [(b, b + 100) for _, b in launches]
     t = _loop(kernels, launches, [(i * 3000, i * 3000 + 2900) for i in range(10)])
-    (f,) = torch_rules.dataloader_starvation(Ctx(t))
+    (f,) = pytorch.dataloader_starvation(Ctx(t))
     assert f.metrics["gpu_idle_ns"] == 8700 * US
     assert "every 3 steps (90% of it, in 3 stalls)" in f.message
     assert "persistent_workers=True" in f.message
@@ -247,7 +247,7 @@ def test_a_data_stall_every_third_step_is_named_periodic() -> None:
     launches = [(i * 3000 + w, i * 3000 + w + 10) for i, w in enumerate(even)]
     t = _loop([(b, b + 100) for _, b in launches], launches,
               [(i * 3000, i * 3000 + 2900) for i in range(10)])  # fmt: skip
-    (f,) = torch_rules.dataloader_starvation(Ctx(t))
+    (f,) = pytorch.dataloader_starvation(Ctx(t))
     assert "every" not in f.message
 
 
@@ -272,7 +272,7 @@ def test_a_data_phase_waits_only_until_its_first_launch() -> None:
     b = step_budget(ctx)
     assert b is not None and b.n_steady == 4
     assert [p.parts.ns["data"] for p in b.main.steps] == [300 * US] * 4
-    (f,) = torch_rules.dataloader_starvation(ctx)
+    (f,) = pytorch.dataloader_starvation(ctx)
     assert f.metrics["gpu_idle_ns"] == 4 * 300 * US
 
 
@@ -294,7 +294,7 @@ def test_a_dataloader_wait_inside_the_step_is_found_by_the_loop_threads_os_calls
                        osrt=osrt))  # fmt: skip
     b = step_budget(ctx)
     assert b is not None and [p.parts.ns["data"] for p in b.main.steps] == [500 * US] * 4
-    (f,) = torch_rules.dataloader_starvation(ctx)
+    (f,) = pytorch.dataloader_starvation(ctx)
     assert f.metrics["gpu_idle_ns"] == 4 * 500 * US
     assert "DataLoader waits" in f.metrics["windows"]
 

@@ -17,7 +17,7 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.analysis.order import rank
 from tuiperf.analysis.rules import nsys as nsys_rules
-from tuiperf.analysis.rules import pytorch as torch_rules
+from tuiperf.analysis.rules import pytorch
 from tuiperf.analysis.rules.already import drop_already
 from tuiperf.analysis.rules.inference import for_inference
 from tuiperf.analysis.rules.run_facts import RunFacts, run_facts
@@ -38,7 +38,7 @@ class AnalyzeOptions:
 def all_rule_ids() -> list[str]:
     from tuiperf.analysis.ncu import rules as ncu_rules
 
-    return [*nsys_rules.RULES, *torch_rules.RULES, UNEXPLAINED, *ncu_rules.RULES]
+    return [*nsys_rules.RULES, *pytorch.RULES, UNEXPLAINED, *ncu_rules.RULES]
 
 
 def analyze(
@@ -52,7 +52,7 @@ def analyze(
     if ctx is not None:
         for rid, fn in nsys_rules.RULES.items():
             _run(rid, SOURCE_NSYS, lambda f=fn: f(ctx, opts.nsys), opts, findings, checks)
-        for rid, tfn in torch_rules.RULES.items():
+        for rid, tfn in pytorch.RULES.items():
             _run(rid, SOURCE_TUIPERF, lambda f=tfn: f(ctx), opts, findings, checks)
         facts = _facts(ctx)
         findings = drop_already(for_inference(findings, facts), facts)
