@@ -72,20 +72,21 @@ async def test_3_focuses_the_fixes_list_when_it_shows() -> None:
 @sync
 async def test_base_names_toggle_in_the_events_table() -> None:
     """`B`: `void at::native::elementwise_kernel<128, 2, …>(int, T3)` read three times in a
-    row; as base names the table shows `elementwise_kernel<…>`."""
+    row; as base names the table shows `elementwise_kernel<…, …>` with the functor that
+    tells the kernels apart (tests/tui/test_summary_names.py: the cutlass GEMMs)."""
     app = TuiperfApp(SAMPLE, OpenOptions(use_cache=False), name="vit_range")
     async with app.run_test(size=(160, 48)) as pilot:
         table = await ready(pilot)
         await pilot.press("2")
         full = "\n".join(_table_rows(app))
-        assert "void at::native::" in full and "elementwise_kernel<…>" not in full
+        assert "void at::native::" in full and "elementwise_kernel<…, " not in full
         await pilot.press("B")
         await settle(pilot)
         short = "\n".join(_table_rows(app))
-        assert "elementwise_kernel<…>" in short and "void at::" not in short
+        assert "elementwise_kernel<…, " in short and "void at::" not in short
         await pilot.press("S")  # the summary too
         await settle(pilot)
-        assert "elementwise_kernel<…>" in "\n".join(screen_lines(app))
+        assert "elementwise_kernel<…, " in "\n".join(screen_lines(app))
         assert table.state.base_names
 
 

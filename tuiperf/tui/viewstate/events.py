@@ -164,6 +164,20 @@ class EventsState:
             return None
         return s.names[int(s.order[pos])]
 
+    def summary_event_at(self, pos: int) -> int | None:
+        """The first event, in time, of the name at summary row `pos` among the rows the
+        summary counts (the details pane follows the summary's cursor); None off a summary."""
+        s, view = self.summary, self.view
+        if s is None or view is None or not 0 <= pos < len(s):
+            return None
+        code = s.codes[int(s.order[pos])]
+        idx = view.indices
+        hit = idx[view.events.names.codes[idx] == code]
+        if not len(hit):
+            return None
+        starts = view.events.column("start").values[hit]
+        return int(hit[int(np.argmin(starts))])
+
     def keep_at(self, pos: int) -> Keep:
         """What the cursor at `pos` is on, to stay on it across a re-run."""
         return self.name_at(pos) if self.summary is not None else self.row_at(pos)

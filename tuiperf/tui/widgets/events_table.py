@@ -141,6 +141,8 @@ class EventsTable(Vertical):
         self.state = EventsState(kind)
         self._ascii = ascii_only
         self._cache = new_row_cache()
+        #: base names that tell each table's names apart, by kind (built on the first `B`)
+        self._base_maps: dict[str, dict[str, str]] = {}
         self._busy_timer: Timer | None = None
         self._debounce: Timer | None = None
         self._warmed: set[str] = set()
@@ -257,6 +259,7 @@ class EventsTable(Vertical):
             key, desc = self.state.summary_sort[self.kind]
             summary = SummaryRows(done.summary, self.ascii_only)
             summary.base_names = self.state.base_names
+            summary.base_map = self._base_map()
             self.body.set_rows(summary, cursor, key, desc)
         else:
             q = self.query_now
@@ -273,14 +276,31 @@ class EventsTable(Vertical):
         link = getattr(self.app, "ncu_link", None)  # issue 7: which kernels ncu profiled
         rows.ncu_mask = None if link is None else link.mask
         rows.base_names = self.state.base_names
+        rows.base_map = self._base_map()
         return rows
+
+    def _base_map(self) -> dict[str, str]:
+        """Base names that tell the current table's names apart (built on the first `B`)."""
+        if not self.state.base_names:
+            return {}
+        found = self._base_maps.get(self.kind)
+        if found is None:
+            from tuiperf.model.ncu.base_names import base_names
+
+            names = self.model.table(self.kind).names
+            found = base_names(n for n in (*names.labels, *names.match_labels) if n)
+            self._base_maps[self.kind] = found
+        return found
 
     def action_toggle_base_names(self) -> None:
         """Long templated kernel names in full, or as base names (`elementwise_kernel<…>`);
         the details panel always shows the full name."""
         self.state.base_names = not self.state.base_names
-        if self.body.rows is not None:
-            self.body.rows.base_names = self.state.base_names
+        rows = self.body.rows
+        if rows is not None:
+            rows.base_names = self.state.base_names
+            if isinstance(rows, EventRows | SummaryRows):
+                rows.base_map = self._base_map()
             self.body.refresh()
 
     def _failed(self, gen: int, message: str, toast: bool = False) -> None:
@@ -326,6 +346,8 @@ class EventsTable(Vertical):
 
     def _announce_cursor(self) -> None:
         row = self.current_row()
+        if row is None and not self.lines_mode:  # a summary: its name's first event
+            row = self.state.summary_event_at(self.body.cursor)
         if row is not None:
             self.post_message(self.RowHighlighted(self.kind, row))
 

@@ -52,8 +52,10 @@ class EventRows:
         self._index = {s.key: i for i, s in enumerate(self.specs)}
         #: kernels with an Nsight Compute result (per trace row, `NcuLink.mask`), or None
         self.ncu_mask: np.ndarray | None = None
-        #: names shown as base names (`elementwise_kernel<…>`), not in full
+        #: names shown as base names (`elementwise_kernel<…>`), not in full, and the base
+        #: names that tell the table's names apart (`base_names`)
         self.base_names = False
+        self.base_map: dict[str, str] = {}
 
     def columns(self, width: int) -> list[Col]:
         shown = [Col(s.key, s.header, s.width, s.right, s.fmt) for s in cols.fit(self.specs, width)]
@@ -75,7 +77,7 @@ class EventRows:
             self.cache.set((self.kind, row), full)
         out = [self._ncu(row) if c.key == "ncu" else full[self._index[c.key]] for c in shown]
         if self.base_names:
-            out = [base_name(v) if c.key == "name" else v for v, c in zip(out, shown, strict=True)]
+            out = based(out, shown, self.base_map)
         return out
 
     def _ncu(self, row: int) -> str:
@@ -96,6 +98,7 @@ class SummaryRows:
         self.specs = cols.summary_columns(self.kind)
         self.ascii_only = ascii_only
         self.base_names = False
+        self.base_map: dict[str, str] = {}
 
     def columns(self, width: int) -> list[Col]:
         out = [Col(s.key, s.header, s.width, s.fmt != "name" and s.fmt != "text", s.fmt)
@@ -119,8 +122,16 @@ class SummaryRows:
         out = [cols.summary_cell(specs[c.key], self.summary.value(c.key, g), self.ascii_only)
                for c in shown]  # fmt: skip
         if self.base_names:
-            out = [base_name(v) if c.key == "name" else v for v, c in zip(out, shown, strict=True)]
+            out = based(out, shown, self.base_map)
         return out
+
+
+def based(cells: list[str], shown: list[Col], base_map: dict[str, str]) -> list[str]:
+    """The name cell as its base name: the one that tells it apart, else `base_name`'s."""
+    return [
+        (base_map.get(v) or base_name(v)) if c.key == "name" else v
+        for v, c in zip(cells, shown, strict=True)
+    ]
 
 
 def fit_cell(text: str, width: int, right: bool, ellipsis: str) -> str:
