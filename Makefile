@@ -83,11 +83,13 @@ bench-peers: $(STAMP_RUN)
 	$(BIN)/python bench/peers.py --venv $(PEERS_VENV)
 
 # The real app, headless, on the real fixtures: screenshots/*.svg (+ .png where rsvg-convert,
-# cairosvg or inkscape is installed); then the README's keys section from the binding registry.
+# cairosvg or inkscape is installed); then docs/viewer.md's keys from the binding registry.
 .PHONY: readme
 screenshots: $(STAMP_DEV)
 	$(BIN)/python scripts/screenshots.py
 	$(BIN)/python scripts/readme_keys.py
 
+# docs/viewer.md's keys (the binding registry) and docs/commands.md's options (the parsers)
 readme: $(STAMP_RUN)
 	$(BIN)/python scripts/readme_keys.py
+	$(BIN)/python scripts/docs_options.py

@@ -1,7 +1,7 @@
-"""The README's keys section, rendered from the binding registry (tuiperf/tui/actions.py).
+"""docs/viewer.md's key list, rendered from the binding registry (tuiperf/tui/actions.py).
 
-    .venv/bin/python scripts/readme_keys.py          # rewrite README.md between the markers
-    .venv/bin/python scripts/readme_keys.py --check  # exit 1 when README.md is out of date
+    .venv/bin/python scripts/readme_keys.py          # rewrite docs/viewer.md between the markers
+    .venv/bin/python scripts/readme_keys.py --check  # exit 1 when docs/viewer.md is out of date
 
 One table per pane (the registry's `scope`), in the order below and then any new pane in
 registry order; each row is one registry entry: every key it binds, its description, and
@@ -21,7 +21,7 @@ from textual.keys import key_to_character
 from tuiperf.tui.actions import REGISTRY, Key
 from tuiperf.tui.widgets.help import SCOPE_TITLES
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+TARGET = Path(__file__).resolve().parents[1] / "docs" / "viewer.md"
 START = "<!-- keys:start -->"
 END = "<!-- keys:end -->"
 
@@ -31,6 +31,8 @@ TITLES = {
     **SCOPE_TITLES,
     "ncu": "Nsight Compute screen",
     "ncu-unmatched": "Nsight Compute: list of unmatched kernels",
+    "ncu-view": "Nsight Compute: roofline, memory chart, source hot spots",
+    "ncu-prompt": "Nsight Compute: the baseline report's path",
     "help": "Help overlay",
 }
 #: Textual key names that have no character name Textual can look up
@@ -66,7 +68,7 @@ def _cell(text: str) -> str:
 
 
 def table(scope: str, keys: list[Key]) -> list[str]:
-    lines = [f"**{TITLES.get(scope, scope)}**", "", "| keys | does | command palette |"]
+    lines = [f"### {TITLES.get(scope, scope)}", "", "| keys | does | command palette |"]
     lines.append("|---|---|---|")
     for k in keys:
         palette = _code(k.palette_name) if k.palette_name else ""
@@ -88,11 +90,11 @@ def render(registry: Iterable[Key] = REGISTRY) -> str:
 
 
 def current(text: str) -> str:
-    """What README text holds between the markers."""
+    """What the page's text holds between the markers."""
     _, start, rest = text.partition(START)
     body, end, _ = rest.partition(END)
     if not start or not end:
-        raise ValueError(f"README.md lacks the {START} … {END} markers")
+        raise ValueError(f"the page lacks the {START} … {END} markers")
     return body.removeprefix("\n")
 
 
@@ -104,20 +106,20 @@ def replaced(text: str, body: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--check", action="store_true", help="exit 1 if README.md is out of date")
-    p.add_argument("--readme", type=Path, default=README)
+    p.add_argument("--check", action="store_true", help="exit 1 if the page is out of date")
+    p.add_argument("--file", type=Path, default=TARGET)
     args = p.parse_args(argv)
-    text = args.readme.read_text(encoding="utf-8")
+    text = args.file.read_text(encoding="utf-8")
     body = render()
     if args.check:
         if current(text) != body:
-            print(f"{args.readme}: keys section out of date; run `make readme`", file=sys.stderr)
+            print(f"{args.file}: keys section out of date; run `make readme`", file=sys.stderr)
             return 1
         return 0
     new = replaced(text, body)
     if new != text:
-        args.readme.write_text(new, encoding="utf-8")
-        print(f"updated the keys section of {args.readme}")
+        args.file.write_text(new, encoding="utf-8")
+        print(f"updated the keys section of {args.file}")
     return 0
 
 

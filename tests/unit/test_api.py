@@ -217,14 +217,13 @@ def test_ncu_report_alone(ncu_dir: Path) -> None:
         tuiperf.open(ncu, ncu=ncu)
 
 
-def test_the_readme_example_runs(nsys_dir: Path, ncu_dir: Path) -> None:
-    """README.md's "Python API" example, on the ViT captures (nsys and ncu)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Python API\n", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_python_api_page_example_runs(nsys_dir: Path, ncu_dir: Path) -> None:
+    """docs/python-api.md's example, on the ViT captures (nsys and ncu)."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
+    code = page.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
     code = code.replace('"run.sqlite"', repr(str(nsys_path(nsys_dir, "vit_range"))))
     code = code.replace('"kernels.ncu-rep"', repr(str(rep(ncu_dir, "vit_full"))))
     names: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), names)
+    exec(compile(code, "docs/python-api.md", "exec"), names)
     assert isinstance(names["findings"], Analysis)
     assert names["q"].ncu is not None  # type: ignore[attr-defined]
