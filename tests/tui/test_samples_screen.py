@@ -1,6 +1,7 @@
 """The CPU samples screen (issue 34): `C` opens a flame tree of the busiest thread's samples
 on callsites_gpu (tests/data/callsites, nsys `--sample=process-tree`); `t` turns it
-bottom-up, `]` shows the next thread, `esc` goes back. Counts against SQL over the export."""
+bottom-up, `]` shows the next thread, `s` keeps the samples inside the steady steps, `esc`
+goes back. Counts against SQL over the export."""
 
 from __future__ import annotations
 
@@ -87,3 +88,36 @@ async def test_a_report_without_samples_says_so(nsys_dir: Path) -> None:
         await pilot.pause()
         assert not isinstance(app.screen, SamplesScreen)
         assert any("no CPU samples" in n.message for n in notices)
+
+
+@sync
+async def test_steady_steps_only() -> None:
+    """`s`: the samples of the main thread inside steps 1-5 (the NVTX ranges in SQL, each
+    to the next step's start, the last to its end), the randn path on top bottom-up."""
+    path = unxz(CALLSITES)
+    steps = _sql(path, "SELECT start, end FROM NVTX_EVENTS WHERE text LIKE 'step %' "
+                 "AND text != 'step 0' ORDER BY start")  # fmt: skip
+    win = [(s, steps[i + 1][0] if i + 1 < len(steps) else e) for i, (s, e) in enumerate(steps)]
+    inside = " OR ".join(f"(start >= {a} AND start < {b})" for a, b in win)
+    (main, _), *_ = _sql(path, "SELECT globalTid, count(*) FROM COMPOSITE_EVENTS GROUP BY 1 "
+                         "ORDER BY 2 DESC, 1")  # fmt: skip
+    (n,) = _sql(path, f"SELECT count(*) FROM COMPOSITE_EVENTS WHERE globalTid = {main} "
+                f"AND ({inside})")[0]  # fmt: skip
+    app = TuiperfApp(path, OpenOptions(use_cache=False), name=path.name)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _loaded(pilot, app)
+        await pilot.press("C", "t", "s")
+        screen = app.screen
+        assert isinstance(screen, SamplesScreen)
+        for _ in range(600):
+            if screen.only_steps:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+        root = _root(app)
+        assert root.count == n
+        assert "normal_kernel" in root.ordered()[0].name
+        assert "steady steps only (step 1 … step 5)" in screen_lines(app)[0]
+        await pilot.press("s")
+        await pilot.pause()
+        assert _root(app).count > n and "steady" not in screen_lines(app)[0]

@@ -407,6 +407,16 @@ REGISTRY: tuple[Key, ...] = (
         "previous thread",
     ),
     Key(
+        "samples.steps",
+        "s",
+        "steps",
+        "Steady steps only",
+        "samples",
+        "samples",
+        "only the samples inside the steady steps",
+        show=True,
+    ),
+    Key(
         "samples.back",
         "escape,q",
         "back",

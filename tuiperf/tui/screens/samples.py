@@ -2,13 +2,16 @@
 
 One line per frame, a bar as wide as the frame's share of the thread's samples, the count
 and the share; top-down (callers first) or bottom-up (sampled functions first, `t`
-switches), one thread at a time (`[` `]`). The tree itself is built headlessly
-(tui/viewstate/flame.py); the screen only renders it and opens the hot path.
+switches), one thread at a time (`[` `]`), over the whole report or only inside the steady
+steps (`s`: the step budget's CPU ranges, computed in a worker). The tree itself is built
+headlessly (tui/viewstate/flame.py); the screen only renders it and opens the hot path.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
@@ -39,6 +42,9 @@ class SamplesScreen(Screen[None]):
         self.thread = 0
         self.top_down = True
         self.flame: F.Flame | None = None
+        #: the steady steps' CPU ranges and their labels, once asked for (`s`)
+        self.steps: tuple[F.Windows, str] | None = None
+        self.only_steps = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="samples-title")
@@ -53,7 +59,8 @@ class SamplesScreen(Screen[None]):
         pid, tid, _ = self.threads[self.thread]
         name = self.names.get((pid, tid), "")
         label = f"{fmt.clean(name)} ({tid})" if name else f"thread {tid}"
-        self.flame = F.build(self.trace, pid, tid, self.top_down, label)
+        within = self.steps[0] if self.only_steps and self.steps else None
+        self.flame = F.build(self.trace, pid, tid, self.top_down, label, within)
         tree: Tree[F.FlameNode] = self.query_one(Tree)
         tree.clear()
         tree.root.set_label(self._label(self.flame.root))
@@ -72,6 +79,8 @@ class SamplesScreen(Screen[None]):
         mode = "top-down (callers first)" if self.top_down else "bottom-up (sampled first)"
         t = Text("CPU samples", "bold")
         t.append(f"  {label}: {self.flame.total if self.flame else 0:,} samples · {mode}")
+        if self.only_steps and self.steps:
+            t.append(f" · steady steps only ({self.steps[1]})")
         t.append(f" · thread {self.thread + 1} of {len(self.threads)}", "dim")
         return t
 
@@ -105,6 +114,32 @@ class SamplesScreen(Screen[None]):
 
     def action_thread(self, step: int) -> None:
         self.thread = (self.thread + step) % len(self.threads)
+        self._show()
+
+    def action_steps(self) -> None:
+        if self.only_steps or self.steps is not None:
+            self.only_steps = not self.only_steps
+            self._show()
+            return
+        self.notify("finding the steady steps…")
+        self._find_steps()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _find_steps(self) -> None:
+        from tuiperf.analysis.budget.context import Ctx
+
+        budget = Ctx(self.trace).budget
+        steps = budget.main.steps if budget is not None else []
+        a = np.array([x.cpu_start_ns for x in steps], np.int64)
+        e = np.array([x.cpu_end_ns for x in steps], np.int64)
+        found = ((a, e), budget.steady_labels) if budget is not None and steps else None
+        self.app.call_from_thread(self._steps_found, found)
+
+    def _steps_found(self, found: tuple[F.Windows, str] | None) -> None:
+        if found is None:
+            self.notify("no training steps found in this report", severity="warning")
+            return
+        self.steps, self.only_steps = found, True
         self._show()
 
     def action_back(self) -> None:

@@ -58,10 +58,18 @@ def threads(trace: Trace) -> list[tuple[int, int, int]]:
     return sorted(rows, key=lambda r: (-r[2], r[0], r[1]))
 
 
-def build(trace: Trace, pid: int, tid: int, top_down: bool, name: str = "") -> Flame:
-    """The flame tree of one thread's samples."""
+#: [starts, ends) windows (sorted, disjoint) the samples are taken from
+Windows = tuple[np.ndarray, np.ndarray]
+
+
+def build(
+    trace: Trace, pid: int, tid: int, top_down: bool, name: str = "", within: Windows | None = None
+) -> Flame:
+    """The flame tree of one thread's samples (those inside `within`, when given)."""
     s = Samples(trace)
     mask = (s.pid == pid) & (s.tid == tid)
+    if within is not None:
+        mask &= s.within(*within)
     root = FlameNode(name or f"thread {tid}", "", int(mask.sum()))
     leaf = s.leaf[mask]
     stacked = s.stacked[mask]
