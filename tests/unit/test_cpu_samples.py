@@ -270,3 +270,48 @@ def test_python_rows_come_first_in_the_report(tmp_path: Path) -> None:
     ]
     assert rows[0]["self_pct"] == pytest.approx(100 * 2 / 3)
     assert np.isclose(rows[3]["total_pct"], 100.0)
+
+
+def test_a_damaged_export_reads_what_it_can(tmp_path: Path) -> None:
+    """A sample without its thread counts in `all` only; a symbol missing from StringIds
+    is a null name; a chain without its sample and a switch without its thread are left
+    out; a sample without a chain has no stack."""
+    path = tmp_path / "d.sqlite"
+    db = sqlite3.connect(path)
+    gtid = (5 << 24) | 7
+    db.executescript(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+        "INSERT INTO StringIds VALUES (1, 'f'), (2, 'libx.so');"
+        "CREATE TABLE COMPOSITE_EVENTS (id INTEGER, start INTEGER, cpu INTEGER,"
+        " threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER);"
+        f"INSERT INTO COMPOSITE_EVENTS VALUES (1, 100, 0, 1, NULL, 1), (2, 200, NULL, 1, {gtid}, 1),"
+        f" (3, 300, 1, 1, {gtid}, 1);"
+        "CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER, symbol INTEGER, module INTEGER,"
+        " stackDepth INTEGER);"
+        "INSERT INTO SAMPLING_CALLCHAINS VALUES (1, 1, 2, 0), (2, 9, 2, 0), (2, 1, 2, 1),"
+        " (7, 1, 2, 0);"
+        "CREATE TABLE SCHED_EVENTS (start INTEGER, cpu INTEGER, isSchedIn INTEGER,"
+        " globalTid INTEGER, threadState INTEGER, threadBlock INTEGER);"
+        f"INSERT INTO SCHED_EVENTS VALUES (50, 0, 1, NULL, 0, NULL), (60, 0, 0, {gtid}, 0, NULL),"
+        f" (70, 0, 1, {gtid}, 0, NULL), (400, 0, 0, {gtid}, 0, NULL);"
+    )
+    db.commit()
+    db.close()
+    trace = open_trace(path, NO_CACHE)
+    rows = trace.table("cpu_samples").to_pylist()
+    assert [(r["tid"], r["function"], r["stacked"], r["stack_id"] is None) for r in rows] == [
+        (None, "f", False, False),
+        (7, None, True, False),
+        (7, None, False, True),
+    ]
+    states = trace.table("thread_state").to_pylist()
+    assert [(r["start"], r["end"], r["state"], r["cpu"]) for r in states] == [
+        (60, 70, "waiting", None),
+        (70, 400, "running", 0),
+    ]
+    report = cpu_samples(trace).head()
+    assert {r["thread"] for r in report} == {ALL, "7"}
+    assert [(r["function"], r["self"], r["total"]) for r in report if r["thread"] == "7"] == [
+        ("", 1, 1),  # the report writes a missing name as ''
+        ("f", 0, 1),
+    ]

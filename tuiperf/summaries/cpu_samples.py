@@ -47,6 +47,8 @@ def cpu_samples(trace: Trace) -> StatsTable:
     names = _thread_names(trace)
     threads, counts = _threads(s)
     for (pid, tid), _n in sorted(zip(threads, counts, strict=True), key=lambda x: -x[1]):
+        if tid < 0:  # a sample without its thread (damaged export): in `all` only
+            continue
         mask = (s.pid == pid) & (s.tid == tid)
         _add(rows, s, mask, names.get((pid, tid), str(tid)), pid, tid)
     data = {c.key: [r[c.key] for r in rows] for c in COLUMNS}

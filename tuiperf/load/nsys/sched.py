@@ -14,6 +14,7 @@ from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tuiperf import schema
 
@@ -30,10 +31,14 @@ def read_thread_state(reader: ExportTables) -> pa.Table | None:
     t = reader.raw("SCHED_EVENTS", ["start", "cpu", "isSchedIn", "globalTid"])
     if t is None or t.num_rows == 0:
         return None
+    known = pc.and_(pc.is_valid(t["globalTid"]), pc.is_valid(t["isSchedIn"]))
+    t = t.filter(pc.and_(known, pc.is_valid(t["start"])))  # a row without them says nothing
+    if t.num_rows == 0:
+        return None
     g = np.asarray(t["globalTid"].to_numpy(zero_copy_only=False), np.int64)
     s = np.asarray(t["start"].to_numpy(zero_copy_only=False), np.int64)
     into = np.asarray(t["isSchedIn"].to_numpy(zero_copy_only=False), np.int64) != 0
-    cpu = np.asarray(t["cpu"].to_numpy(zero_copy_only=False), np.int64)
+    cpu = np.asarray(t["cpu"].fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
     order = np.lexsort((into, s, g))  # per thread in time; at a tie, the out first
     g, s, into, cpu = g[order], s[order], into[order], cpu[order]
     same = g[1:] == g[:-1]
@@ -53,6 +58,6 @@ def read_thread_state(reader: ExportTables) -> pa.Table | None:
         "state": pa.DictionaryArray.from_arrays(
             pa.array(state), pa.array([RUNNING, WAITING], pa.string())
         ),
-        "cpu": pa.array(cpu[a], pa.int32(), mask=state == 1),
+        "cpu": pa.array(cpu[a], pa.int32(), mask=(state == 1) | (cpu[a] < 0)),
     }
     return schema.conform("thread_state", cols, len(a))
