@@ -315,3 +315,27 @@ def test_a_damaged_export_reads_what_it_can(tmp_path: Path) -> None:
         ("", 1, 1),  # the report writes a missing name as ''
         ("f", 0, 1),
     ]
+
+
+def test_summary_command_csv_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tuiperf summary REPORT --report samples` (the alias) as CSV and JSON: the first row
+    is every thread's most sampled function, as SQL counts it."""
+    from tuiperf.cli import main
+
+    path = unxz(REPORTS["callsites"])
+    (fn, mod, n), *_ = _sql(
+        path,
+        "SELECT f.value, m.value, count(*) FROM SAMPLING_CALLCHAINS s" + _NAMES
+        + " WHERE s.stackDepth = 0 GROUP BY 1, 2 ORDER BY 3 DESC",
+    )  # fmt: skip
+    (total,) = _sql(path, "SELECT count(*) FROM COMPOSITE_EVENTS")[0]
+    assert main(["summary", str(path), "--report", "samples", "--csv", "--no-cache"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Thread,PID,TID,Kind,Self,Self (%),Total,Total (%),Function,Module"
+    pct = f"{100 * n / total:.1f}"
+    assert lines[1].startswith(f"all,,,native,{n},{pct},") and lines[1].endswith(f",{fn},{mod}")
+    assert main(["summary", str(path), "-r", "cpu_samples", "-f", "json", "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["report"] == "cpu_samples"
+    first = doc["rows"][0]
+    assert (first["thread"], first["function"], first["module"], first["self"]) == (ALL, fn, mod, n)
