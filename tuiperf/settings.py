@@ -9,6 +9,8 @@ Variable (accessor): effect.
 
 - TUIPERF_CACHE_DIR (`cache_dir`): where the conversion cache lives; else
   `$XDG_CACHE_HOME/tuiperf` (XDG_CACHE_HOME: `xdg_cache_home`), else `~/.cache/tuiperf`.
+- TUIPERF_CACHE_MAX (`cache_max`): the cache's size cap (500M, 20G); past it, after a
+  conversion, the least recently used entries are removed (`tuiperf.load.cache.entries`).
 - TUIPERF_NO_CACHE (`no_cache`): set, non-empty: convert every time, write no cache.
 - TUIPERF_DIRECT_IO (`direct_io`): set and not 0: cache files written with O_DIRECT where the
   file system allows it.
@@ -61,6 +63,12 @@ def xdg_cache_home() -> Path | None:
     """$XDG_CACHE_HOME (user-expanded), None when unset or empty."""
     value = _get("XDG_CACHE_HOME")
     return Path(value).expanduser() if value else None
+
+
+def cache_max() -> str | None:
+    """$TUIPERF_CACHE_MAX as written (parsed by `tuiperf.load.cache.usage.parse_size`), None
+    when unset or empty."""
+    return _get("TUIPERF_CACHE_MAX").strip() or None
 
 
 def no_cache() -> bool:
