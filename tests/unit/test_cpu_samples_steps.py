@@ -240,3 +240,48 @@ def test_min_samples_boundary(per_step: int, named: bool) -> None:
     f = _cpu_bound(ctx)
     assert ("slow_fn (libx.so) 80%, other_fn (libx.so) 20%" in f.message) is named
     assert ("cpu_samples" in f.metrics) is named
+
+
+def test_python_functions_come_first() -> None:
+    """With nsys Python samples too (kind python, 3 a steady step in `train_step` of
+    train.py, 1 in `load`): the finding names the Python functions first, each as a share of
+    the Python samples (75%, 25%), then the native ones (80%, 20% as above)."""
+    trace = _with_samples(loop_trace(kernels=at_step_end([800 * US] * STEPS)), 5)
+    stacks = trace.tables["sample_stacks"]
+    py_nodes = schema.conform(
+        "sample_stacks",
+        {
+            "node_id": pa.array([3, 4, 5], pa.int64()),
+            "parent_id": pa.array([None, 3, 3], pa.int64()),
+            "function": pa.array(["<module>", "train_step", "load"]).dictionary_encode(),
+            "module": pa.array(["/w/train.py"] * 3).dictionary_encode(),
+            "line": pa.array([40, 12, 30], pa.int32()),
+            "python": pa.array([True] * 3),
+        },
+        3,
+    )
+    starts = [s * STEP + 500 * US + i * US for s in range(1, STEPS) for i in range(4)]
+    leaf = [5 if i == 0 else 4 for _ in range(1, STEPS) for i in range(4)]
+    n = len(starts)
+    py = schema.conform(
+        "cpu_samples",
+        {
+            "start": pa.array(starts, pa.int64()),
+            "pid": pa.array([1] * n, pa.int64()),
+            "tid": pa.array([1] * n, pa.int64()),
+            "kind": pa.array(["python"] * n).dictionary_encode(),
+            "stacked": pa.array([True] * n),
+            "stack_id": pa.array(leaf, pa.int64()),
+        },
+        n,
+    )
+    samples = pa.concat_tables([trace.tables["cpu_samples"], py]).unify_dictionaries()
+    trace.tables["cpu_samples"] = samples.sort_by("start")
+    trace.tables["sample_stacks"] = pa.concat_tables([stacks, py_nodes]).unify_dictionaries()
+    f = _cpu_bound(Ctx(trace))
+    assert (
+        "(36 samples, Python functions first, native below): train_step (train.py) 75%, "
+        "load (train.py) 25%, slow_fn (libx.so) 80%, other_fn (libx.so) 20%." in f.message
+    )
+    kinds = [r["kind"] for r in f.metrics["cpu_sample_functions"]]
+    assert kinds == ["python", "python", "native", "native"]
