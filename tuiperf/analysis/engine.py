@@ -15,6 +15,7 @@ from tuiperf.analysis.findings import (
     RuleCheck,
     Skip,
 )
+from tuiperf.analysis.gpumem import trace_rules as memory_rules
 from tuiperf.analysis.order import rank
 from tuiperf.analysis.rules import nsys as nsys_rules
 from tuiperf.analysis.rules import pytorch
@@ -38,7 +39,13 @@ class AnalyzeOptions:
 def all_rule_ids() -> list[str]:
     from tuiperf.analysis.ncu import rules as ncu_rules
 
-    return [*nsys_rules.RULES, *pytorch.RULES, UNEXPLAINED, *ncu_rules.RULES]
+    return [
+        *nsys_rules.RULES,
+        *pytorch.RULES,
+        *memory_rules.RULES,
+        UNEXPLAINED,
+        *ncu_rules.RULES,
+    ]
 
 
 def analyze(
@@ -54,6 +61,8 @@ def analyze(
             _run(rid, SOURCE_NSYS, lambda f=fn: f(ctx, opts.nsys), opts, findings, checks)
         for rid, tfn in pytorch.RULES.items():
             _run(rid, SOURCE_TUIPERF, lambda f=tfn: f(ctx), opts, findings, checks)
+        for rid, mfn in memory_rules.RULES.items():
+            _run(rid, SOURCE_TUIPERF, lambda f=mfn: f(ctx), opts, findings, checks)
         facts = _facts(ctx)
         findings = drop_already(for_inference(findings, facts), facts)
     if ncu is not None:

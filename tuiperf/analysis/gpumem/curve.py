@@ -54,13 +54,13 @@ def per_device(data: T.MemoryData) -> list[DeviceMemory]:
 
 
 def _device(data: T.MemoryData, d: int, rows: np.ndarray) -> DeviceMemory:
-    ev = data.events.take(pa.array(rows))
+    ev = data.events if len(rows) == data.events.num_rows else data.events.take(pa.array(rows))
     codes = action_codes(ev)
     size = A.ints(ev, "size", 0)
     exact = data.kind != T.SNAPSHOT
     r = replay(codes, A.ints(ev, "addr", 0), size, exact)
     static = int(size[codes == T.ACTIONS.index(T.STATIC)].sum())
-    m = DeviceMemory(d, rows, _times(data, ev), r.allocated.copy(), r.reserved.copy(),
+    m = DeviceMemory(d, rows, _times(data, ev), r.allocated, r.reserved,
                      r.requested, r, data.kind != T.NSYS, static_bytes=static)  # fmt: skip
     _anchor(m, data, ev, d)
     return m

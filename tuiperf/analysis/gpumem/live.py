@@ -108,11 +108,13 @@ def _segments_at(data: T.MemoryData, m: DeviceMemory, at: int) -> dict[int, int]
     the segments of the dump that the trace never allocated (older than the recording)."""
     ev = data.events.take(m.rows)
     codes, addr, size = action_codes(ev), A.ints(ev, "addr", 0), A.ints(ev, "size", 0)
+    del ev
     traced = set(addr[codes == _SEG_ALLOC].tolist())
     segs = data.segments.filter(pc.equal(data.segments["device"], m.device))
     pairs = zip(A.ints(segs, "address", 0).tolist(), A.ints(segs, "total_size", 0).tolist())
     out = {a: s for a, s in pairs if a not in traced}
-    for c, a, s in zip(codes[: at + 1].tolist(), addr[: at + 1].tolist(), size[: at + 1].tolist()):
+    seg = np.flatnonzero(np.isin(codes[: at + 1], (_SEG_ALLOC, _SEG_FREE)))
+    for c, a, s in zip(codes[seg].tolist(), addr[seg].tolist(), size[seg].tolist()):
         if c == _SEG_ALLOC:
             out[a] = s
         elif c == _SEG_FREE:

@@ -13,7 +13,7 @@ nsys's events already carry block / cudaMalloc sizes.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,7 +24,9 @@ MIN_BLOCK = 512
 #: PyTorch's kSmallSize: requests up to it come from the small pool
 SMALL_SIZE = 1 << 20
 
-_CODES = {a: i for i, a in enumerate(T.ACTIONS)}
+_ALLOC, _FREE, _FREE_DONE, _SEG_ALLOC, _SEG_FREE = (
+    T.ACTIONS.index(a) for a in (T.ALLOC, T.FREE, T.FREE_DONE, T.SEG_ALLOC, T.SEG_FREE)
+)
 
 
 def round_size(n: int) -> int:
@@ -83,44 +85,69 @@ def replay(action: np.ndarray, addr: np.ndarray, size: np.ndarray, exact: bool) 
     zeros = [np.zeros(n, np.int64) for _ in range(4)]
     out = Replayed(zeros[0], zeros[1], zeros[2], zeros[3], np.full(n, -1, np.int64))
     segs = _Segments()
-    used: list[int] = []  # addresses of blocks in use or awaiting free, sorted
-    live: dict[int, int] = {}  # addr -> its allocation's row
-    alloc = resv = req = 0
-    codes = action.tolist()
-    addrs, sizes = addr.tolist(), size.tolist()
-    for i in range(n):
-        a, s, c = addrs[i], sizes[i], codes[i]
-        if c == _CODES[T.ALLOC]:
-            b = s if exact else block_size(s, _extent(segs, used, a))
-            out.block[i] = b
-            alloc, req = alloc + b, req + s
-            if a in live:
-                _forget(used, a)
-            live[a] = i
-            bisect.insort(used, a)
-        elif c == _CODES[T.FREE]:
-            j = live.get(a, -1)
-            if j >= 0 and out.freed_at[j] < 0:
-                out.freed_at[j] = i
-                alloc -= int(out.block[j])
-                req -= int(sizes[j])
-            elif j < 0:  # allocated before the recording began
-                alloc -= s if exact else round_size(s)
-                req -= s
-            if exact:
-                live.pop(a, None)
-                _forget(used, a)
-        elif c == _CODES[T.FREE_DONE]:
-            if live.pop(a, None) is not None:
-                _forget(used, a)
-        elif c == _CODES[T.SEG_ALLOC]:
-            resv += s
-            segs.add(a, s)
-        elif c == _CODES[T.SEG_FREE]:
-            resv -= s
-            segs.drop(a)
-        out.allocated[i], out.reserved[i], out.requested[i] = alloc, resv, req
+    st = _State()
+    for lo in range(0, n, CHUNK):  # Python ints a chunk at a time: memory stays flat
+        hi = min(lo + CHUNK, n)
+        rows = zip(action[lo:hi].tolist(), addr[lo:hi].tolist(), size[lo:hi].tolist())
+        for i, (c, a, s) in enumerate(rows, lo):
+            _step(st, out, segs, i, c, a, s, exact, size)
+            out.allocated[i], out.reserved[i], out.requested[i] = st.alloc, st.resv, st.req
     return out
+
+
+#: events turned into Python ints at a time
+CHUNK = 1 << 16
+
+
+@dataclass
+class _State:
+    alloc: int = 0
+    resv: int = 0
+    req: int = 0
+    used: list[int] = field(default_factory=list)  # blocks in use or awaiting free, sorted
+    live: dict[int, int] = field(default_factory=dict)  # addr -> its allocation's row
+
+
+def _step(
+    st: _State,
+    out: Replayed,
+    segs: _Segments,
+    i: int,
+    c: int,
+    a: int,
+    s: int,
+    exact: bool,
+    size: np.ndarray,
+) -> None:
+    if c == _ALLOC:
+        b = s if exact else block_size(s, _extent(segs, st.used, a))
+        out.block[i] = b
+        st.alloc, st.req = st.alloc + b, st.req + s
+        if a in st.live:
+            _forget(st.used, a)
+        st.live[a] = i
+        bisect.insort(st.used, a)
+    elif c == _FREE:
+        j = st.live.get(a, -1)
+        if j >= 0 and out.freed_at[j] < 0:
+            out.freed_at[j] = i
+            st.alloc -= int(out.block[j])
+            st.req -= int(size[j])
+        elif j < 0:  # allocated before the recording began
+            st.alloc -= s if exact else round_size(s)
+            st.req -= s
+        if exact:
+            st.live.pop(a, None)
+            _forget(st.used, a)
+    elif c == _FREE_DONE:
+        if st.live.pop(a, None) is not None:
+            _forget(st.used, a)
+    elif c == _SEG_ALLOC:
+        st.resv += s
+        segs.add(a, s)
+    elif c == _SEG_FREE:
+        st.resv -= s
+        segs.drop(a)
 
 
 def _extent(segs: _Segments, used: list[int], addr: int) -> int | None:

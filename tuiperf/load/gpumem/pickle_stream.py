@@ -11,6 +11,7 @@ the entries.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable
 from typing import IO, Any
@@ -21,7 +22,11 @@ TRACES_KEY = "device_traces"
 #: called with (device index, entry dict) for each entry of a device trace
 OnEntry = Callable[[int, dict[str, Any]], None]
 
+_I32 = struct.Struct("<i")
+#: `] MEMOIZE MARK` then LONG_BINGETs then APPENDS
+_GETS = re.compile(rb"\]\x94\((?:j....){1,4096}e", re.DOTALL)
 _MARK = object()
+_UNSET = object()
 _REFUSED = {
     b"c": "GLOBAL", b"\x93": "STACK_GLOBAL", b"R": "REDUCE", b"b": "BUILD",
     b"\x81": "NEWOBJ", b"\x92": "NEWOBJ_EX", b"i": "INST", b"o": "OBJ",
@@ -43,7 +48,7 @@ class Reader:
         self._on_entry = on_entry
         self.stack: list[Any] = []
         self._marks: list[int] = []
-        self._memo: dict[int, Any] = {}
+        self._memo: list[Any] = []
         self._memo_of: dict[int, int] = {}  # id(container) -> memo index
         self.frames: dict[Any, Any] = {}  # interned frames and stacks
 
@@ -72,20 +77,89 @@ class Reader:
 
     # -- the machine ---------------------------------------------------------------
     def load(self) -> Any:
-        ops = _dispatch()
+        ops = {k[0]: v for k, v in _dispatch().items()}
         while True:
-            op = self._take(1)
+            if self._fast():
+                continue
+            op = self._take(1)[0]
             fn = ops.get(op)
             if fn is None:
-                name = _REFUSED.get(op)
+                name = _REFUSED.get(bytes([op]))
                 if name is not None:
                     raise Refused(f"the pickle builds Python objects ({name}); refused")
-                raise Refused(f"unknown pickle opcode {op!r}")
+                raise Refused(f"unknown pickle opcode {bytes([op])!r}")
             if fn(self):
                 break
         if len(self.stack) != 1:
             raise Refused("the pickle's stack is not one object at its end")
         return self.stack[0]
+
+    def _fast(self) -> bool:
+        """The commonest opcodes straight from the buffer (False: use the table)."""
+        b, p = self._buf, self._pos
+        if p + 10 > len(b):
+            return False
+        op = b[p]
+        stack = self.stack
+        if op == 0x6A:  # LONG_BINGET
+            self._pos = p + 5
+            self._get(b[p + 1] | b[p + 2] << 8 | b[p + 3] << 16 | b[p + 4] << 24)
+        elif op == 0x94:  # MEMOIZE
+            self._pos = p + 1
+            self._memoize(len(self._memo))
+        elif op == 0x8C:  # SHORT_BINUNICODE
+            n = b[p + 1]
+            if p + 2 + n > len(b):
+                return False
+            self._pos = p + 2 + n
+            stack.append(_text(b[p + 2 : p + 2 + n]))
+        elif op == 0x4A:  # BININT
+            self._pos = p + 5
+            stack.append(_I32.unpack_from(b, p + 1)[0])
+        elif op == 0x8A:  # LONG1
+            n = b[p + 1]
+            if n > 8:
+                return False
+            self._pos = p + 2 + n
+            stack.append(int.from_bytes(b[p + 2 : p + 2 + n], "little", signed=True))
+        elif op == 0x28:  # MARK
+            self._pos = p + 1
+            self._mark()
+        elif op == 0x7D:  # EMPTY_DICT
+            self._pos = p + 1
+            stack.append({})
+        elif op == 0x5D:  # EMPTY_LIST
+            if not self._list_of_gets(b, p):
+                self._pos = p + 1
+                stack.append([])
+        elif op == 0x68:  # BINGET
+            self._pos = p + 2
+            self._get(b[p + 1])
+        elif op == 0x4B:  # BININT1
+            self._pos = p + 2
+            stack.append(b[p + 1])
+        else:
+            return False
+        return True
+
+    def _list_of_gets(self, b: bytes, p: int) -> bool:
+        """`] MEMOIZE ( j.... j.... … e`: a stack whose frames are all memo references
+        (the usual shape of a snapshot's frames), read in one step."""
+        m = _GETS.match(b, p)
+        if m is None or self._trace_device([], len(self.stack)) is not None:
+            return False
+        k = (m.end() - p - 4) // 5
+        keys = struct.unpack_from("<" + "xI" * k, b, p + 3)
+        memo, n = self._memo, len(self._memo)
+        if max(keys) >= n:
+            return False
+        lst = [memo[i] for i in keys]
+        if any(x is _UNSET for x in lst):
+            return False
+        self.stack.append(lst)
+        self._memoize(n)
+        self._pos = m.end()
+        return True
 
     def _pop_mark(self) -> list[Any]:
         if not self._marks:
@@ -104,16 +178,24 @@ class Reader:
     def _memoize(self, idx: int) -> None:
         if not self.stack:
             raise Refused("memoize with an empty stack")
+        if idx > 1 << 32:
+            raise Refused("a memo key out of range")
         obj = self.stack[-1]
-        self._memo[idx] = obj
-        if isinstance(obj, dict | list):
+        memo = self._memo
+        if idx == len(memo):
+            memo.append(obj)
+        else:
+            memo.extend([_UNSET] * (idx + 1 - len(memo)))
+            memo[idx] = obj
+        if type(obj) is dict or type(obj) is list:
             self._memo_of[id(obj)] = idx
 
     def _get(self, idx: int) -> None:
-        try:
-            self.stack.append(self._memo[idx])
-        except KeyError:
-            raise Refused(f"memo key {idx} was never stored") from None
+        memo = self._memo
+        obj = memo[idx] if idx < len(memo) else _UNSET
+        if obj is _UNSET:
+            raise Refused(f"memo key {idx} was never stored")
+        self.stack.append(obj)
 
     def _top(self, at: int, kind: type) -> Any:
         if not -len(self.stack) <= at < len(self.stack):
@@ -130,9 +212,12 @@ class Reader:
             lst.extend(items)
             return
         for e in items:
-            if isinstance(e, dict):
+            if type(e) is dict:
+                frames = e.get("frames")
+                key = self.stack_key(frames)
+                e["frames"] = key
                 self._on_entry(dev, e)
-                self._release(e)
+                self._release(e, frames, key)
 
     def _trace_device(self, lst: list[Any], at: int) -> int | None:
         """Which device's trace `lst` (at stack index `at`) is, or None."""
@@ -149,17 +234,14 @@ class Reader:
             return None
         return len(s[j]) + before
 
-    def _release(self, entry: dict[str, Any]) -> None:
-        """Free an entry's memo slot; its frames' slots keep a compact interned copy."""
+    def _release(self, entry: dict[str, Any], frames: Any, key: tuple[Any, ...]) -> None:
+        """Drop an entry's memo slot (entries are never referred to twice); its frames'
+        slots keep the compact interned copy that later entries may refer back to."""
         idx = self._memo_of.pop(id(entry), None)
         if idx is not None:
-            self._memo[idx] = None
-        frames = entry.get("frames")
-        if isinstance(frames, list):
-            for f in frames:
-                if isinstance(f, dict):
-                    self._compact(f, self.frame_key(f))
-            self._compact(frames, self.stack_key(frames))
+            self._memo[idx] = _UNSET
+        if type(frames) is list:
+            self._compact(frames, key)
 
     def _compact(self, obj: Any, key: Any) -> None:
         idx = self._memo_of.pop(id(obj), None)
@@ -176,12 +258,28 @@ class Reader:
         return self.frames.setdefault(key, key)
 
     def stack_key(self, frames: Any) -> tuple[Any, ...]:
-        if isinstance(frames, tuple):
+        """A stack (a list of frame dicts or interned frames) as one interned tuple."""
+        if type(frames) is tuple:
             return frames
-        if not isinstance(frames, list):
+        if type(frames) is not list:
             return ()
+        try:
+            key = tuple(frames)
+            return self.frames.setdefault(key, key)  # every frame interned already
+        except TypeError:  # a frame dict seen for the first time
+            pass
+        for f in frames:
+            if type(f) is dict:
+                self._compact(f, self.frame_key(f))
         key = tuple(self.frame_key(f) for f in frames)
         return self.frames.setdefault(key, key)
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise Refused("a string is not UTF-8") from None
 
 
 def _int(v: Any) -> int:

@@ -48,6 +48,8 @@ class Sites:
 
     def _find(self, stack: tuple[tuple[str, int, str], ...]) -> int:
         for f in stack:  # innermost first
+            if type(f) is not tuple or len(f) != 3 or type(f[0]) is not str:
+                continue
             if _is_python(f[0]) and is_user_file(f[0]):
                 return self._index.setdefault(f, self._add(f))
         return -1
