@@ -126,7 +126,7 @@ def test_table_output_names_both_kernels(
     out = capsys.readouterr().out
     assert rc == 0
     assert max(len(line) for line in out.splitlines()) <= 80
-    assert "nvjet_sm90" in out and "baseline [0] " in out and "launch order" in out
+    assert "nvjet_sm90" in out and "baseline [0]" in out and "launch order" in out
     assert "Diff %" in out and "Duration" in out
 
 

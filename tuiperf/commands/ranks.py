@@ -182,6 +182,7 @@ def _write(out: TextIO, rs: RankSet, form: str) -> None:
 
 def _table(out: TextIO, rs: RankSet, rows: list[dict[str, Any]]) -> None:
     from tuiperf.model import fmt
+    from tuiperf.report.plain import is_terminal
 
     head = ["rank", *_TIMES.values(), "steps", "report"]
     body = []
@@ -207,8 +208,10 @@ def _table(out: TextIO, rs: RankSet, rows: list[dict[str, Any]]) -> None:
         f"Ranks from: {rs.rank_from}. Clocks aligned on: {rs.clock}.",
         ("Straggler (*): " if rs.straggler is not None else "") + rs.verdict + ".",
     ]
-    width = min(shutil.get_terminal_size((100, 24)).columns, 100)
-    out.write("\n" + "\n".join(textwrap.fill(n, width) for n in notes) + "\n")
+    if is_terminal(out):  # a pipe or a file: one line per note (report.plain)
+        width = min(shutil.get_terminal_size((100, 24)).columns, 100)
+        notes = [textwrap.fill(n, width) for n in notes]
+    out.write("\n" + "\n".join(notes) + "\n")
 
 
 def _comm_notes(rows: list[dict[str, Any]]) -> list[str]:

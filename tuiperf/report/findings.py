@@ -15,13 +15,15 @@ from rich.text import Text
 from tuiperf.analysis.findings import SCOPE_EVENTS, SOURCE_LABELS, AnalysisResult, Finding
 from tuiperf.model import fmt
 from tuiperf.report.mdfit import fit, text_bar
+from tuiperf.report.plain import unbounded
+from tuiperf.report.tables import make_console
 
 _HIDDEN = ("table", "row")
 _NAME_LIMIT = 120
 _SEV_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
 
 
-def _cell(key: str, v: Any) -> str:
+def _cell(key: str, v: Any, limit: int | None = _NAME_LIMIT) -> str:
     if v is None:
         return ""
     if key == "start_ns" and isinstance(v, int | float):
@@ -34,7 +36,7 @@ def _cell(key: str, v: Any) -> str:
         return f"{v:,.1f}"
     if isinstance(v, int):
         return f"{v:,}"
-    return fmt.clean(str(v), _NAME_LIMIT)
+    return fmt.clean(str(v), limit)
 
 
 def _columns(f: Finding) -> list[str]:
@@ -60,9 +62,7 @@ def print_text(
     width: int | None = None,
     ascii_only: bool = False,
 ) -> None:
-    con = Console(
-        file=out, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
-    )
+    con = make_console(out, width)  # a pipe: no wrapping, no padding, names whole
     con.print(
         Text(
             f"tuiperf analyze · {fmt.clean(result.source)} · profiled "
@@ -108,8 +108,13 @@ def _text_unlinked(con: Console, result: AnalysisResult) -> None:
         )
     )
     for f in result.unlinked:
-        kernel = fmt.clean(f.kernel or "", _NAME_LIMIT)
+        kernel = fmt.clean(f.kernel or "", _limit(con))
         con.print(Text(f"  {f.severity.word:<7} {fmt.clean(f.title)}  [{f.rule}] · {kernel}"))
+
+
+def _limit(con: Console) -> int | None:
+    """Names are cut to fit a terminal, never in a pipe or a file (report.plain)."""
+    return None if unbounded(con.width) else _NAME_LIMIT
 
 
 def _text_finding(
@@ -125,7 +130,7 @@ def _text_finding(
     )
     con.print(head)
     # "events: 78 events · 78 events" says the count twice
-    what = "" if f.scope.kind == SCOPE_EVENTS else f"{fmt.clean(f.scope.text(), _NAME_LIMIT)} · "
+    what = "" if f.scope.kind == SCOPE_EVENTS else f"{fmt.clean(f.scope.text(), _limit(con))} · "
     scope = (
         f"scope: {what}{fmt.plural(f.count, 'event')} · "
         f"est. saving {saving_text(f, basis)} · {SOURCE_LABELS.get(f.source, f.source)}"
@@ -138,7 +143,7 @@ def _text_finding(
     for line in f.fix.snippet.splitlines():
         con.print(Text("      " + line, style="dim", no_wrap=True, overflow="ellipsis"))
     if rows and len(f.evidence):
-        con.print(_evidence_table(f, rows))
+        con.print(_evidence_table(f, rows, _limit(con)))
 
 
 _TEXT_COLS = ("api", "name", "src_kind", "dst_kind", "mem_kind")
@@ -148,9 +153,9 @@ def _header(f: Finding, c: str) -> str:
     return f.evidence.headers.get(c, c).replace(" (ns)", "")
 
 
-def _evidence_table(f: Finding, rows: int) -> Padding:
+def _evidence_table(f: Finding, rows: int, limit: int | None = _NAME_LIMIT) -> Padding:
     cols = _columns(f)
-    cells = [[_cell(c, r[c]) for c in cols] for r in f.evidence.head(rows)]
+    cells = [[_cell(c, r[c], limit) for c in cols] for r in f.evidence.head(rows)]
     t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", show_edge=False)
     for i, c in enumerate(cols):
         wide = c in _TEXT_COLS

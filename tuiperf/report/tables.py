@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tuiperf.model import fmt
+from tuiperf.report.plain import for_text, unbounded
 
 if TYPE_CHECKING:
     from tuiperf.model.ncu.link_facts import LinkFacts
@@ -21,16 +22,19 @@ _NAME_LIMIT = 200
 
 
 def make_console(out: TextIO, width: int | None = None) -> Console:
+    """A console for `out`: its terminal's width (or `width`); a pipe or a file gets lines
+    that neither wrap nor end in spaces (report.plain)."""
+    stream, width = for_text(out, width)
     return Console(
-        file=out, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
+        file=stream, width=width, highlight=False, markup=False, emoji=False, soft_wrap=False
     )
 
 
-def cell(value: object, kind: str, header: str) -> Text:
+def cell(value: object, kind: str, header: str, limit: int | None = _NAME_LIMIT) -> Text:
     if value is None:
         return Text("")
     if kind == "str":
-        return Text(fmt.clean(str(value), _NAME_LIMIT))
+        return Text(fmt.clean(str(value), limit))
     if kind == "pct":
         return Text(fmt.percent(float(value)))  # type: ignore[arg-type]
     if "(ns)" in header:
@@ -56,14 +60,18 @@ def _label(header: str) -> str:
 def stats_table(
     table: ReportRows, top: int = 20, title: str | None = None, width: int = 120
 ) -> Table:
-    """The report as a Rich table: numbers sized to fit, the name column takes the rest."""
+    """The report as a Rich table: numbers sized to fit, the name column takes the rest
+    (for a pipe, report.plain: as wide as its longest name, none cut)."""
     n = table.num_rows if not top else min(top, table.num_rows)
     head = table.head(n)
     columns = list(table.columns)
     last = columns[-1].key
+    piped = unbounded(width)
+    limit = None if piped else _NAME_LIMIT
     widths = {
         c.key: max(
-            [len(_label(c.header))] + [cell(r[c.key], c.fmt, c.header).cell_len for r in head]
+            [len(_label(c.header))]
+            + [cell(r[c.key], c.fmt, c.header, limit).cell_len for r in head]
         )
         for c in columns
         if c.key != last
@@ -78,18 +86,20 @@ def stats_table(
         title=Text(fmt.clean(title)) if title else None,
         title_justify="left",
         header_style="bold",
-        expand=True,
+        expand=not piped,
         pad_edge=False,
         box=box.SIMPLE_HEAD,
     )
     for c in columns:
-        if c.key == last:
+        if c.key == last and piped:
+            t.add_column(_label(c.header), no_wrap=True)
+        elif c.key == last:
             t.add_column(_label(c.header), overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
         else:
             just: Literal["left", "right"] = "left" if c.fmt == "str" else "right"
             t.add_column(_label(c.header), justify=just, no_wrap=True, width=widths[c.key])
     for row in head:
-        t.add_row(*[cell(row[c.key], c.fmt, c.header) for c in columns])
+        t.add_row(*[cell(row[c.key], c.fmt, c.header, limit) for c in columns])
     return t
 
 
