@@ -115,3 +115,17 @@ def test_a_width_still_fits(nsys_dir: Path, width: str) -> None:
     lines = _piped("summary", str(nsys_dir / "h100_2gpu_1s.sqlite"), "--width", width)
     assert max(len(line) for line in lines) <= int(width)
     assert any(line.endswith("…") for line in lines)
+
+
+def test_trimmed_lines_hold_spaces_until_the_line_goes_on() -> None:
+    from tuiperf.report.plain import TrimmedLines
+
+    buf = io.StringIO()
+    out = TrimmedLines(buf)
+    for part in ("ab  ", "cd ", " \n", "   \n  x", "  ", "y   "):
+        out.write(part)
+    out.flush()
+    # spaces inside a line stay (also across writes), spaces before a newline go; the
+    # last line's trailing spaces are never written
+    assert buf.getvalue() == "ab  cd\n\n  x  y"
+    assert not out.isatty() and out.encoding == "utf-8"
