@@ -406,6 +406,8 @@ def test_a_call_on_the_range_start_is_inside_it() -> None:
     link = _link_d([(150, 1, "k", None, 4, 32, 100)], [(100, 200, 1, 1, "fwd", "PushPop", 0)],
                    NCU_D[:1])  # fmt: skip
     assert link.choice_of_row.tolist() == [0] and link.level_of_row.tolist() == [L.ORDER]
+    # choice 0 is a choice: `k` has ncu 0
+    assert link.by_name == {"k": (0,)} and link.unmatched_nsys == []
 
 
 def test_a_call_on_the_range_end_is_outside_it() -> None:
@@ -532,7 +534,12 @@ def test_two_null_ids_are_not_the_same_id() -> None:
     assert _one_launch(None, 1, 7, 2000, 0, 7, npid=0) == L.LAUNCH
     assert _one_launch(1, None, 5, 500, 1, 6, ntid=0) == L.LAUNCH
     assert _one_launch(1, 0, 5, 500, 1, 6, ntid=None) == L.LAUNCH
+    # a null pid on one side, process 0 on the other: the call, the range
+    assert _one_launch(0, 1, 7, 2000, None, 7, npid=0) == L.LAUNCH
+    assert _one_launch(None, 1, 7, 500, 0, 8, npid=0) == L.LAUNCH
+    assert _one_launch(0, 1, 7, 500, 0, 8, npid=None) == L.LAUNCH
     # the same launches with the ids known: in `fwd`
+    assert _one_launch(0, 1, 7, 500, 0, 8, npid=0) == L.ORDER
     assert _one_launch(1, 1, 0, 2000, 1, 0) == L.ORDER
     assert _one_launch(0, 1, 7, 2000, 0, 7, npid=0) == L.ORDER
     assert _one_launch(1, 0, 5, 500, 1, 6, ntid=0) == L.ORDER
@@ -572,6 +579,18 @@ def test_launches_that_start_together_keep_their_row_order() -> None:
     want = [30 + r // 2 if r % 2 == 0 else r // 2 for r in range(60)]
     assert [link.ids_for_row(r) for r in range(60)] == [(k,) for k in want]
     assert set(link.level_of_row.tolist()) == {L.ORDER}
+
+
+def test_two_results_in_a_loosely_matched_instance_are_ordered() -> None:
+    """ncu 0 and 1 of `k` were profiled in `step 3 > fwd`; the trace has `k` three times in
+    `step 2 > fwd` only (numbers ignored: NVTX_LOOSE). Several results are ordered in any
+    matched instance: rows 0, 1 are ncu 0, 1 (ORDER), row 2 either (NVTX_LOOSE)."""
+    rows = [(100 * i, 1, "k", None, 4, 32, 100 * i - 10) for i in (2, 3, 4)]
+    ranges = [(0, 1000, 1, 1, "step 2", "PushPop", 0), (50, 900, 1, 1, "fwd", "PushPop", 1)]
+    ncu = [(i, "k", "k", None, 4, 32, ("step 3", "fwd")) for i in (0, 1)]
+    link = _link_d(rows, ranges, ncu)
+    assert link.choices == [(0,), (1,), (0, 1)]
+    assert link.level_of_row.tolist() == [L.ORDER, L.ORDER, L.NVTX_LOOSE]
 
 
 # --- F: no NVTX context to compare vs a context that matches nothing (issue 35 item 9) ----
