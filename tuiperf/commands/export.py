@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the parser is built for every command: keep pyarrow off tha
     from tuiperf.model.timeline.query import Query
     from tuiperf.model.trace import Trace
 
-FORMATS = ("csv", "tsv", "json", "parquet")
+FORMATS = ("csv", "tsv", "json", "parquet", "perfetto")
 
 
 def select_columns(table: pa.Table, wanted: list[str] | None) -> pa.Table:
@@ -182,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be >= 0")
     if args.format == "parquet" and (args.output is None or str(args.output) == "-"):
         raise UsageError("parquet is binary: pass -o FILE")
+    if args.format == "perfetto":
+        return run_perfetto(args)
     build_query(args)  # bad arguments fail before the report is read
     export_ahead(args, args.report_path)
     trace = open_trace(args.report_path, open_options(args))
@@ -193,9 +195,45 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the events-table options a Perfetto trace (every lane, every event) does not take
+_TABLE_ONLY = ("filter", "regex", "min_duration", "start", "end", "sort", "summary", "columns",
+               "limit")  # fmt: skip
+
+
+def run_perfetto(args: argparse.Namespace) -> int:
+    """`--format perfetto -o FILE`: the whole report as a Chrome JSON trace (tuiperf.perfetto),
+    written batch by batch into a temporary file renamed into place at the end."""
+    from tuiperf.errors import TuiperfError
+    from tuiperf.export import open_output
+    from tuiperf.load.open import open_trace
+    from tuiperf.perfetto import write_trace
+
+    if args.output is None or str(args.output) == "-":
+        raise UsageError("--format perfetto writes a trace file: pass -o FILE (e.g. run.json)")
+    given = [f"--{k.replace('_', '-')}" for k in _TABLE_ONLY if getattr(args, k) not in
+             (None, False)]  # fmt: skip
+    if given:
+        raise UsageError(f"--format perfetto writes every lane and event; {given[0]} is for "
+                         "the events table (csv, tsv, json, parquet)")  # fmt: skip
+    export_ahead(args, args.report_path)
+    trace = open_trace(args.report_path, open_options(args))
+    end_progress(args)
+    try:
+        with open_output(args.output, overwrite=args.force) as out:
+            counts = write_trace(out, trace)
+    except OSError as e:
+        raise TuiperfError(f"{args.output}: cannot write ({e.strerror or e})") from e
+    if not args.quiet:
+        n = sum(v for k, v in counts.items() if not k.startswith(("flow", "memory", "budget")))
+        print(f"wrote {n:,} events and {counts['flow_start']:,} launch flows to {args.output} "
+              "(open it in https://ui.perfetto.dev)", file=sys.stderr)  # fmt: skip
+    return 0
+
+
 COMMAND = Command(
     name="export",
-    help="the events table as CSV/TSV/JSON/Parquet, filtered and sorted",
+    help="the events table as CSV/TSV/JSON/Parquet, filtered and sorted; or the whole "
+    "report as a Perfetto trace",
     description="Write one events table (kernels, memcpy, memset, graphs, api, nvtx, osrt) with\n"
     "raw units in the columns (start_ns, end_ns, duration_ns, bytes, ...), filtered and sorted\n"
     "as in the TUI. Zero matching rows give a header-only file; an existing FILE is kept\n"
@@ -203,7 +241,9 @@ COMMAND = Command(
     "examples:\n"
     "  tuiperf export run.sqlite --table kernels --filter gemm --sort duration_ns:desc -o k.csv\n"
     "  tuiperf export run.sqlite --table api --summary --sort instances:desc\n"
-    "  tuiperf export run.sqlite --table memcpy --min-duration 10000 --columns start_ns,bytes",
+    "  tuiperf export run.sqlite --table memcpy --min-duration 10000 --columns start_ns,bytes\n"
+    "  tuiperf export run.nsys-rep --format perfetto -o run.json   (open in ui.perfetto.dev:\n"
+    "      threads, GPU streams, NVTX, launch flows, memory and step-budget counters)",
     prepare=prepare,
     run=run,
 )
