@@ -70,8 +70,10 @@ class Stacks:
             idx, cur = idx[keep], up[keep]
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        pair = np.unique(np.stack([np.concatenate(rows), np.concatenate(keys)]), axis=1)
-        return pair[0], pair[1]
+        nk = max(len(self.functions), 1)
+        pair = np.sort(np.concatenate(rows) * nk + np.concatenate(keys))  # one int per pair
+        pair = pair[np.r_[True, pair[1:] != pair[:-1]]]  # distinct (a sort: np.unique hashes)
+        return pair // nk, pair % nk
 
     def entries(self, leaf: np.ndarray) -> np.ndarray:
         """Per sample, the key of the native frame the Python interpreter called (the
