@@ -17,7 +17,7 @@ from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.cpu_hotspot import top_cpu_op
 from tuiperf.analysis.budget.descheduled import descheduled
 from tuiperf.analysis.budget.step_budget import SHORT, Budget
-from tuiperf.analysis.budget.step_samples import step_samples
+from tuiperf.analysis.budget.step_samples import StepSamples, step_samples
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -145,23 +145,22 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
             f"{fmt.duration(hot.self_ns_per_step)} of host self time a step{at}."
         )
         nums["hot_op_self_ns_per_step"] = hot.self_ns_per_step
-    sampled = _sampled(ctx, b, nums)
-    msg += sampled + _off_cpu(ctx, b, nums)
+    got = step_samples(ctx, b)
+    msg += _sampled(got, nums) + _off_cpu(ctx, b, nums)
     msg += _measured_capture_cost(b) or _capture_cost(ctx)
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
     hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
     fix = _cpu_fix(nums, hot_name, run_facts(ctx))
     found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
-    if sampled:
-        found.metrics["cpu_sample_functions"] = _sample_rows(ctx, b)
+    if got is not None:
+        found.metrics["cpu_sample_functions"] = _sample_rows(got)
     rows = _steady_kernels(ctx, b)
     return [sites.name_sites(found, ctx, "kernels", rows, "Most kernels are launched from")]
 
 
-def _sampled(ctx: Ctx, b: Budget, nums: dict[str, float]) -> str:
+def _sampled(got: StepSamples | None, nums: dict[str, float]) -> str:
     """The training thread's top functions by CPU samples in the steps ('' without)."""
-    got = step_samples(ctx, b)
     if got is None:
         return ""
     nums["cpu_samples"] = got.samples + got.python_samples
@@ -180,13 +179,11 @@ def _sampled(ctx: Ctx, b: Budget, nums: dict[str, float]) -> str:
     return text
 
 
-def _sample_rows(ctx: Ctx, b: Budget) -> list[dict[str, object]]:
-    got = step_samples(ctx, b)
-    rows = [*(got.top if got else []), *([got.entry] if got and got.entry else [])]
+def _sample_rows(got: StepSamples) -> list[dict[str, object]]:
+    rows = [*got.top, *([got.entry] if got.entry else [])]
     return [
         {"function": h.function, "module": h.module, "kind": h.kind,
-         "self_samples": h.self_samples, "share": round(h.share, 4),
-         "entry": bool(got and h is got.entry)}
+         "self_samples": h.self_samples, "share": round(h.share, 4), "entry": h is got.entry}
         for h in rows
     ]  # fmt: skip
 
