@@ -7,6 +7,8 @@
     p.step_budget()                           # analysis.budget.step_budget.Budget, or None
     p.analyze().to_pandas()                   # one row per finding
     p.sql("SELECT name, sum(duration_ns) FROM kernels GROUP BY name")  # tuiperf[sql]
+    p.memory()                                # GPU memory (tuiperf memory), or with a
+    tuiperf.api.memory("snap.pickle")         # PyTorch allocator snapshot
 
 Reports are read through the same conversion cache as the CLI (OpenOptions). pandas is
 optional (`pip install tuiperf[pandas]`) and imported only by the `to_pandas` methods.
@@ -40,8 +42,9 @@ if TYPE_CHECKING:
     import pandas
 
     from tuiperf.analysis.budget.step_budget import Budget
+    from tuiperf.analysis.gpumem.summary import MemoryReport
 
-__all__ = ["Analysis", "Profile", "Summary", "open"]
+__all__ = ["Analysis", "Profile", "Summary", "memory", "open"]
 
 PANDAS_MISSING = "to_pandas() needs pandas, which is not installed: pip install 'tuiperf[pandas]'"
 
@@ -87,6 +90,26 @@ def open(
         return Profile(None, open_ncu(first, opts))
     km = open_ncu(Path(ncu), opts) if ncu is not None else None
     return Profile(open_trace(first, opts), km)
+
+
+def memory(
+    path: str | os.PathLike[str],
+    other: str | os.PathLike[str] | None = None,
+    *,
+    at_ns: int | None = None,
+    use_cache: bool = True,
+) -> MemoryReport:
+    """`tuiperf memory PATH [OTHER]`: a PyTorch allocator snapshot, a timeline report with
+    memory events, or one of each. The report's `devices` hold per GPU the curve
+    (`curve.allocated`, `curve.reserved`, `curve.time_ns`), the peaks, what is live at the
+    peak (or `at_ns`) by source line (`at.sites`), per-step memory and any out-of-memory;
+    `findings` the memory findings."""
+    from tuiperf.analysis.gpumem.run import memory_report
+    from tuiperf.load.gpumem.open import open_memory
+
+    opts = OpenOptions(use_cache=use_cache and not settings.no_cache())
+    inputs = open_memory(Path(path), Path(other) if other is not None else None, opts)
+    return memory_report(inputs.memory, inputs.trace, at_ns)
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,6 +358,27 @@ class Profile:
             only = frozenset(rules)
         opts = AnalyzeOptions(NsysOptions(gap_ms, util_threshold, util_chunks), only)
         return Analysis(run_rules(self.trace, self.ncu, opts))
+
+    def memory(
+        self, snapshot: str | os.PathLike[str] | None = None, at_ns: int | None = None
+    ) -> MemoryReport:
+        """GPU memory as `tuiperf memory` reports it: from this report's own memory events
+        (nsys --cuda-memory-usage=true, torch.profiler profile_memory=True), or from a
+        PyTorch allocator `snapshot` of the same run (this report adds its steps)."""
+        from tuiperf.analysis.gpumem.run import memory_report
+        from tuiperf.load.gpumem.open import NO_KINETO_MEMORY, NO_NSYS_MEMORY, timeline_memory
+        from tuiperf.load.gpumem.snapshot import load_snapshot
+
+        trace = self._timeline()
+        if snapshot is not None:
+            data = load_snapshot(Path(snapshot))
+        else:
+            found = timeline_memory(trace, Path(trace.meta.source))
+            if found is None:
+                why = NO_KINETO_MEMORY if trace.meta.format == det.KINETO else NO_NSYS_MEMORY
+                raise UsageError(f"{trace.meta.source}: {why}")
+            data = found
+        return memory_report(data, trace, at_ns)
 
     def sql(self, query: str, limit: int | None = None) -> pa.Table:
         """One SELECT over the views of `tuiperf sql` (docs/sql.md), read-only, as an Arrow

@@ -122,3 +122,27 @@ def test_report_without_memory_events_is_one_line() -> None:
     res = run_cli("memory", str(KINETO / "kineto_callsites_cpu.json.gz"), "--no-cache")
     assert_one_line_error(res, 1)
     assert "profile_memory=True" in res.stderr
+
+
+def test_python_api(tmp_path: Path) -> None:
+    import tuiperf
+    from tests.support.snapshots import Snap, frames
+    from tuiperf import api
+    from tuiperf.errors import UsageError
+
+    path = KINETO / "kineto_cnn.json.gz"
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    peak = max(
+        e["args"]["Total Allocated"]
+        for e in events
+        if e.get("name") == "[memory]" and e["args"].get("Device Type") == 1
+    )
+    main = tuiperf.open(path, use_cache=False).memory().main
+    assert main is not None and main.peak_allocated == peak
+    s = Snap()
+    s.segment(0, 4 << 20)
+    s.alloc(0, 3 << 20, frames("/w/t.py", 5, "f"))
+    main = api.memory(s.dump(tmp_path / "s.pickle")).main
+    assert main is not None and main.peak_allocated == 3 << 20
+    with pytest.raises(UsageError, match="profile_memory"):
+        tuiperf.open(KINETO / "kineto_callsites_cpu.json.gz", use_cache=False).memory()
