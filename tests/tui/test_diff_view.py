@@ -235,12 +235,15 @@ async def test_a_report_against_itself_is_the_same() -> None:
 @sync
 async def test_help_lists_the_diff_keys_and_q_leaves() -> None:
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(100, 40)) as pilot:
         d = (await shown(pilot)).view.diff
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, DiffHelp)
         assert "Swap baseline" in text(pilot) and "Next step" in text(pilot)
+        assert "Zoom in" in text(pilot) and "Pan left" in text(pilot)
+        # q quits here (`tuiperf BEFORE AFTER`): the help does not offer going back
+        assert "Quit" in text(pilot) and "Back to the viewer" not in text(pilot)
         assert "Row up" in text(pilot) and "Show on timeline" not in text(pilot)
         # first, what the comparison cannot do: the two reports' steady steps differ in number
         assert d.before.n_steps != d.after.n_steps

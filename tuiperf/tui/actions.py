@@ -873,8 +873,36 @@ REGISTRY: tuple[Key, ...] = (
     ),
     Key("diff.prev_table", "T", "cycle_section(-1)", "Previous table", "diff", "diff", None),
     Key("diff.help", "question_mark,f1", "help", "Help", "diff", "diff", None),
-    Key("diff.leave", "q", "leave", "Leave", "diff", "diff", None, show=True),
-    Key("diff.back", "escape", "back", "Unmark / leave", "diff", "diff", None, display="esc"),
+    # q: the program ends (`tuiperf BEFORE AFTER`), or back to the viewer it was opened over
+    Key("diff.quit", "q", "quit_diff", "Quit", "diff", "diff", None, show=True),
+    Key("diff.leave", "q", "leave", "Back to the viewer", "diff", "diff", None, show=True),
+    # zoom and pan inside the compared steps: both timelines keep one scale (issue 35 item 16)
+    Key(
+        "diff.zoom_in",
+        "plus,equals_sign,w",
+        "zoom(1)",
+        "Zoom in",
+        "diff",
+        "diff",
+        None,
+        display="+ w",
+    ),
+    Key("diff.zoom_out", "minus,s", "zoom(-1)", "Zoom out", "diff", "diff", None, display="- s"),
+    Key("diff.pan_left", "left,h,a", "pan(-1)", "Pan left", "diff", "diff", None, display="← h a"),
+    Key(
+        "diff.pan_right", "right,l,d", "pan(1)", "Pan right", "diff", "diff", None, display="→ l d"
+    ),
+    Key("diff.fit", "0", "fit", "Whole steps", "diff", "diff", None),
+    Key(
+        "diff.back",
+        "escape",
+        "back",
+        "Unmark (or back to the viewer)",
+        "diff",
+        "diff",
+        None,
+        display="esc",
+    ),
     # the help overlay itself
     Key(
         "help.close",

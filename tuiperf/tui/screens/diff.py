@@ -4,8 +4,9 @@ Top: the verdict line (`tuiperf diff`'s). Then the two timelines stacked, each s
 one steady step from its start on one shared time scale (the longer step fills the
 width, so the eye sees which is longer). Below: the by-name table, largest change first.
 What is shown is `tuiperf.tui.viewstate.diff.DiffView`; this module draws it and
-dispatches keys to it (`b` swaps the baseline, `]` `[` step both reports, `t` `T` pick
-the table, `q` / `esc` leave).
+dispatches keys to it (`b` swaps the baseline, `]` `[` step both reports, `+` `-` `←` `→`
+zoom and pan inside the steps, `0` fits them, `t` `T` pick the table, `q` quits, or goes
+back to the viewer when the view was opened over it).
 """
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ class StepTimeline(Timeline):
         # before Timeline's own handler, which then finds the width already applied
         self._fit(self)
 
+    @property
+    def label_width(self) -> int:
+        """Wide enough for the lanes' labels with their GPU or process (at most a third)."""
+        lanes = self.lanes
+        longest = max((len(ln.label) for ln in lanes.lanes), default=10) if lanes else 10
+        return min(max(longest + 2, 12), max(self.size.width // 3, 12))
+
     def _still(self, event: events.MouseEvent) -> None:
         """The mouse neither zooms, drags nor selects here: both timelines keep one scale."""
         event.prevent_default()
@@ -133,9 +141,11 @@ class DiffHelp(HelpScreen):
     """? / F1 in the diff view: what cannot be compared (the diff's notes), then its keys
     and the table's."""
 
-    def __init__(self, notes: list[str], ascii_only: bool = False) -> None:
+    def __init__(self, notes: list[str], ascii_only: bool = False, standalone: bool = True):
         super().__init__("diff", ascii_only)
         self.notes = notes
+        #: the `q` that does not apply (quit, or back to the viewer) is not listed
+        self.hidden = "diff.leave" if standalone else "diff.quit"
 
     def on_mount(self) -> None:
         if self.ascii_only:
@@ -148,7 +158,11 @@ class DiffHelp(HelpScreen):
             text = Group(
                 *about,
                 *([Text("")] if about else []),
-                keys_table("diff", self.ascii_only),
+                keys_table(
+                    "diff",
+                    self.ascii_only,
+                    [k for k in for_scope("diff") if k.help and k.id != self.hidden],
+                ),
                 Text(""),
                 keys_table("rows", self.ascii_only, TABLE_KEYS),
                 Text("\nesc or ? closes this help.", style="dim"),
@@ -169,10 +183,12 @@ class DiffScreen(Screen[None]):
     DiffScreen #diff-table { height: 2fr; min-height: 4; }
     """
 
-    def __init__(self, view: DiffView, ascii_only: bool = False) -> None:
+    def __init__(self, view: DiffView, ascii_only: bool = False, standalone: bool = True):
         super().__init__()
         self.view = view
         self.ascii_only = ascii_only
+        #: opened by `tuiperf BEFORE AFTER` (q quits), or over the viewer (q goes back)
+        self.standalone = standalone
         self.glyphs = glyphs_for(ascii_only)
         #: the table row whose events are marked on the timelines, or None
         self.marked: int | None = None
@@ -216,6 +232,8 @@ class DiffScreen(Screen[None]):
         shared scale; the lanes busy in that step, kernels first."""
         which = 0 if timeline.id == "diff-timeline-0" else 1
         title = self.view.title(which)
+        if self.view.window_text():
+            title += f" · {self.view.window_text()}"
         self.query_one(f"#diff-title-{which}", Static).update(self._text(title))
         lanes = self.view.lanes
         if lanes is None or timeline.lanes is None:
@@ -278,9 +296,36 @@ class DiffScreen(Screen[None]):
         return True
 
     def action_back(self) -> None:
-        """esc: unmark the marked events, else leave."""
-        if not self._unmark():
+        """esc: unmark the marked events, else back to the viewer (never quits)."""
+        if self._unmark():
+            return
+        if self.standalone:
+            self.notify("Nothing is marked; q quits.", timeout=2)
+        else:
             self.action_leave()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "quit_diff":
+            return self.standalone
+        if action == "leave":
+            return not self.standalone
+        return True
+
+    def action_zoom(self, direction: int) -> None:
+        if self.view.zoom_by(direction > 0):
+            self._refit()
+
+    def action_pan(self, direction: int) -> None:
+        if self.view.pan(direction):
+            self._refit()
+
+    def action_fit(self) -> None:
+        if self.view.fit():
+            self._refit()
+
+    def _refit(self) -> None:
+        for which in (0, 1):
+            self._fit(self.timeline(which))
 
     def action_swap_baseline(self) -> None:
         self._unmark()
@@ -304,10 +349,15 @@ class DiffScreen(Screen[None]):
         self._show_table()
 
     def action_help(self) -> None:
-        self.app.push_screen(DiffHelp(self.view.diff.notes, self.ascii_only))
+        self.app.push_screen(DiffHelp(self.view.diff.notes, self.ascii_only, self.standalone))
+
+    def action_quit_diff(self) -> None:
+        """q in `tuiperf BEFORE AFTER`: the program ends."""
+        self.app.exit(0)
 
     def action_leave(self) -> None:
-        self.app.exit(0)
+        """q over the viewer: back to it."""
+        self.dismiss(None)
 
 
 def event_matches(trace: Trace, table: str, rows: np.ndarray) -> Matches:

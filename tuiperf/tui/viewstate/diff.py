@@ -10,7 +10,7 @@ The screen (`tuiperf.tui.screens.diff`) draws this state and dispatches keys to 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from tuiperf.analysis.diff.compare import (
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.ncu.names import normalize
-from tuiperf.model.timeline.lanes import LaneSet
-from tuiperf.model.timeline.viewport import Viewport
+from tuiperf.model.timeline.lanes import Lane, LaneSet
+from tuiperf.model.timeline.viewport import STEP_FRACTION, ZOOM_FACTOR, Viewport
 from tuiperf.model.trace import Trace
 from tuiperf.report.diff import change_text, value_text, verdict_line
 
@@ -47,6 +47,8 @@ KIND = {"kernels": "kernel", "copies": "copy", "api": "api", "budget": "part", "
 #: the time shown is the longer of the two steps and this share of it again
 MARGIN = 0.04
 #: lane kinds in the order the diff view lists them (kernels first: busy or idle GPU)
+#: the narrowest window, as a fraction of the shared span
+MIN_ZOOM = 1e-6
 LANE_ORDER = {"kernel": 0, "graph": 0, "nvtx": 1, "memcpy": 2, "api": 3, "memset": 4}
 
 
@@ -94,9 +96,14 @@ class DiffView:
     ) -> None:
         self.diff = diff
         self.traces = [before, after]
-        #: each report's timeline lanes (given by the viewer), swapped with the reports
-        self.lanes = lanes
+        #: each report's timeline lanes (given by the viewer), labelled with their GPU or
+        #: process (the lanes have no group rows here), swapped with the reports
+        self.lanes = None if lanes is None else [placed_lanes(ls) for ls in lanes]
         self.section = 0
+        #: the window inside the shared span both timelines show: its width and its left
+        #: edge as fractions of the span (1 and 0: the whole span)
+        self.zoom = 1.0
+        self.offset = 0.0
         self.step_pos = [typical_step(diff, 0), typical_step(diff, 1)]
         self._rows: list[Row] | None = None
 
@@ -233,14 +240,48 @@ class DiffView:
         return max(walls) * (1 + MARGIN) if walls else None
 
     def viewport(self, which: int, lanes: LaneSet, columns: int) -> Viewport:
-        """The window of one timeline: its step from its start, on the shared scale;
-        without steps, the whole report."""
+        """The window of one timeline: its step from its start, on the shared scale (the
+        zoomed part of it, the same in both); without steps, the whole report."""
         whole = Viewport.fit(lanes.lo, lanes.hi, columns)
         step, span = self.step(which), self.span_ns()
         if step is None or span is None:
             return whole
         pad = span * MARGIN / (1 + MARGIN) / 2
-        return whole.window(step.start_ns - pad, step.start_ns - pad + span)
+        left = step.start_ns - pad + self.offset * span
+        return whole.window(left, left + self.zoom * span)
+
+    # --- zoom and pan inside the compared steps ---------------------------------------
+
+    def zoom_by(self, zoom_in: bool) -> bool:
+        """Both timelines zoom about their window's middle; False when nothing changed."""
+        new = self.zoom / ZOOM_FACTOR if zoom_in else min(self.zoom * ZOOM_FACTOR, 1.0)
+        new = max(new, MIN_ZOOM)
+        middle = self.offset + self.zoom / 2
+        return self._set(new, middle - new / 2)
+
+    def pan(self, direction: int) -> bool:
+        """Both windows move by a tenth of their width, inside the span."""
+        return self._set(self.zoom, self.offset + direction * STEP_FRACTION * self.zoom)
+
+    def fit(self) -> bool:
+        """Both steps whole again."""
+        return self._set(1.0, 0.0)
+
+    def _set(self, zoom: float, offset: float) -> bool:
+        offset = min(max(offset, 0.0), 1.0 - zoom)
+        changed = (zoom, offset) != (self.zoom, self.offset)
+        self.zoom, self.offset = zoom, offset
+        return changed
+
+    def window_text(self) -> str:
+        """`showing +1.20 ms to +3.40 ms` (of the step) while zoomed, else ""."""
+        span = self.span_ns()
+        if self.zoom >= 1.0 or span is None:
+            return ""
+        pad = span * MARGIN / (1 + MARGIN) / 2
+        a = self.offset * span - pad
+        b = a + self.zoom * span
+        return f"showing {_signed(a)} to {_signed(b)} (0: whole step)"
 
     def title(self, which: int) -> str:
         """What the timeline shows: which report, which step, how long it took."""
@@ -254,6 +295,29 @@ class DiffView:
             f"{role}: {name} · {label} ({step.index + 1} of {step.count} steady) · "
             f"{fmt.duration(step.wall_ns)}"
         )
+
+
+def _signed(ns: float) -> str:
+    return ("-" if ns < 0 else "+") + fmt.duration(abs(ns))
+
+
+def placed_lanes(lanes: LaneSet) -> LaneSet:
+    """The lanes labelled with where they run, as the diff view lists them without their
+    group rows: `GPU 0 · stream 7 kernels`, `pid 12197 · python3 NVTX` (two processes'
+    `python3 NVTX` lanes, or two GPUs' `stream 7`, were the same label)."""
+    return replace(lanes, lanes=[replace(ln, label=place_label(ln)) for ln in lanes.lanes])
+
+
+def place_label(lane: Lane) -> str:
+    place = lane.place
+    if "device" in place:
+        device = place.get("device")
+        return f"GPU {device} · {lane.label}" if device is not None else lane.label
+    pid = place.get("pid")
+    if pid is None:
+        return lane.label
+    # the main thread's id is the pid: `python3 [718] NVTX` is `pid 718 · python3 NVTX`
+    return f"pid {pid} · {lane.label.replace(f' [{pid}] ', ' ', 1)}"
 
 
 def typical_step(d: Diff, which: int) -> int:
