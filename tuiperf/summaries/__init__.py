@@ -13,6 +13,7 @@ pyarrow or numpy, so each module is imported on use.
   events table's by-name view shares and so stays in model/).
 - `gpu_trace`: `cuda_gpu_trace`, every kernel, memcpy and memset in start order.
 - `ops`: `op_sum`, torch.profiler's CPU operator summary (TensorBoard's Operator view).
+- `cpu_samples`: `cpu_samples`, CPU samples by function (self and total), per thread.
 - `reports`: a report by name (the `nsys stats` ones plus `op_sum`), and `compute_cached`,
   which keeps each result in the trace's cache entry: as Arrow beside the tables, and as
   JSON through `stored`.

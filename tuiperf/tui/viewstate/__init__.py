@@ -10,6 +10,8 @@ dispatch keys to it (`tui-floors`).
       matches.py    the events table's rows as matches on the timeline (`n`/`N`, highlights)
       diff.py       the diff view: which side is the baseline, the steps on screen, the
                     listed table and its rows, their cells
+      flame.py      the CPU samples screen: one thread's samples as a tree, top-down or
+                    bottom-up
 
 They read model/ (lanes, queries), analysis/ (the diff) and report/ (the diff's cells); no
 module here imports another tui module.
