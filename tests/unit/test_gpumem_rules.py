@@ -129,9 +129,16 @@ def test_oom_fix_names_fragmentation_when_pieces_were_free(tmp_path: Path) -> No
     assert o.point.free_cached == 20 * MB and o.point.largest_free == 10 * MB
     assert R.EXPANDABLE in f.fix.snippet
     s.oom(32 * MB, 0, TMP)  # more than all that is free: lower the peak
+    s.oom(20 * MB, 0, TMP)  # exactly what is free, in no one piece: fragmentation
+    s.oom(10 * MB, 0, TMP)  # as large as the largest piece: it would have fit
+    s.oom(20 * MB + 512, 0, TMP)  # one block more than is free
     rep = build(load_snapshot(s.dump(tmp_path / "o2.pickle")))
-    f2 = R.out_of_memory(rep, rep.devices[0], rep.devices[0].ooms[1])
-    assert "checkpoint" in f2.fix.snippet
+    d = rep.devices[0]
+    fixes = [R.out_of_memory(rep, d, o).fix for o in d.ooms[1:]]
+    assert "checkpoint" in fixes[0].snippet and "12.58 MB more" in fixes[0].text
+    assert R.EXPANDABLE in fixes[1].snippet
+    assert "checkpoint" in fixes[2].snippet and "less memory" in fixes[2].text
+    assert "checkpoint" in fixes[3].snippet and "512 B more" in fixes[3].text
 
 
 def test_memory_json_keys(tmp_path: Path) -> None:

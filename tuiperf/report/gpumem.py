@@ -151,9 +151,9 @@ def _device_text(w: Any, rep: MemoryReport, d: DeviceReport, ascii_only: bool) -
     w(f"  {label}: reserved {fmt.size(p.reserved)}")
     if p.allocated is not None:
         w(f", allocated {fmt.size(p.allocated)}, cached free {fmt.size(p.free_cached)}")
-    if p.largest_free is not None:
-        w(f", largest free block {fmt.size(p.largest_free)}")
     w("\n")
+    if p.largest_free is not None:
+        w(f"    largest free block {fmt.size(p.largest_free)}\n")
     _sites_text(w, p.sites, "  live by source line")
     _steps_text(w, d)
     for o in d.ooms:

@@ -291,19 +291,23 @@ def out_of_memory(rep: MemoryReport, d: DeviceReport, o: Oom) -> Finding:
 
 
 def _oom_fix(rep: MemoryReport, o: Oom) -> Fix:
+    """Fragmentation when the free bytes (cached pieces and the device's) would have held
+    the request but no piece did; else lower the peak by what was missing."""
     p = o.point
-    if (p.free_cached or 0) >= o.requested_bytes and (p.largest_free or 0) < o.requested_bytes:
+    free = (p.free_cached or 0) + (o.device_free_bytes or 0)
+    largest = max(p.largest_free or 0, o.device_free_bytes or 0)
+    if free >= o.requested_bytes > largest:
         return Fix(
-            "Enough memory was free, but in pieces too small for the request: let the "
+            f"{fmt.size(free)} was free, but in pieces smaller than the request: let the "
             "allocator expand segments instead of splitting cached ones.",
             EXPANDABLE,
         )
-    need = o.requested_bytes - (o.device_free_bytes or 0) - (p.largest_free or 0)
+    short = o.requested_bytes - free
+    need = f"about {fmt.size(short)} more than was free" if short > 0 else "less memory"
     return Fix(
-        f"The program needs about {fmt.size(max(need, 0))} more than fits: lower the "
-        "peak (a smaller micro-batch with gradient accumulation, activation "
-        "checkpointing, bf16 autocast, or a fused/sharded optimizer), starting with the "
-        "line holding the most.",
+        f"The step needs {need}: lower the peak (a smaller micro-batch with gradient "
+        "accumulation, activation checkpointing, bf16 autocast, or a fused/sharded "
+        "optimizer), starting with the line holding the most.",
         _OOM_SNIPPET,
     )
 
