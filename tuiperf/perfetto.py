@@ -77,12 +77,13 @@ def write_trace(out: TextIO, trace: Trace, steps: bool = True) -> dict[str, int]
     w = _Out(out)
     counts: dict[str, int] = {}
     out.write('{"displayTimeUnit":"ns","otherData":{"producer":"tuiperf"},"traceEvents":[\n')
-    launches = _Launches(trace.table("api"))
+    launches = _Launches(trace.table("api", ["pid", "correlation_id"]))
     for table, cat in GPU_TABLES:
         counts[cat] = _gpu_events(w, trace, table, cat, launches)
     counts["flow_end"] = launches.ends
     for table, cat, offset in CPU_TABLES:
-        counts[cat] = _cpu_events(w, trace.table(table), table, cat, offset, launches)
+        cols = ["start", "duration", "pid", "tid", "text" if table == "nvtx" else "name"]
+        counts[cat] = _cpu_events(w, trace.table(table, cols), table, cat, offset, launches)
     counts["flow_start"] = launches.starts
     counts["memory_counter"] = _memory(w, trace.table("gpu_memory"))
     if steps:
@@ -146,10 +147,13 @@ def _names(col: pa.Array, cache: dict[int, list[str]], label: str = "{}") -> lis
 
 
 def _gpu_events(w: _Out, trace: Trace, table: str, cat: str, launches: _Launches) -> int:
-    t = trace.table(table)
     # named as nsys stats names them (and the events table): copies by kind, memsets as one
     col, label = {"memcpy": ("copy_kind", "[CUDA memcpy {}]"),
                   "memset": ("mem_kind", "[CUDA memset]")}.get(table, ("name", "{}"))  # fmt: skip
+    # only the columns written: a table's detail columns are not converted for this
+    sized = ["bytes"] if table in ("memcpy", "memset") else []
+    t = trace.table(table, ["start", "duration", "device", "stream", "correlation_id", "pid",
+                            col, *sized])  # fmt: skip
     cache: dict[int, list[str]] = {}
     n = 0
     for b in _batches(t):
@@ -255,7 +259,7 @@ def _metadata(w: _Out, trace: Trace) -> None:
                        th["name"].to_pylist()))  # fmt: skip
     seen_pids: set[int] = set()
     for table, _, offset in CPU_TABLES:
-        t = trace.table(table)
+        t = trace.table(table, ["pid", "tid"])
         if not t.num_rows:
             continue
         pairs = np.unique(np.stack([_ints(t["pid"]), _ints(t["tid"])], axis=1), axis=0)
@@ -274,7 +278,7 @@ def _gpu_metadata(w: _Out, trace: Trace) -> None:
     names = dict(zip(_ints(dev["device"]).tolist(), dev["name"].to_pylist()))
     pairs: set[tuple[int, int]] = set()
     for table, _ in GPU_TABLES:
-        t = trace.table(table)
+        t = trace.table(table, ["device", "stream"])
         if t.num_rows:
             u = np.unique(np.stack([_ints(t["device"]), _ints(t["stream"])], axis=1), axis=0)
             pairs |= {(int(a), int(b)) for a, b in u.tolist()}
