@@ -237,25 +237,27 @@ def test_no_compile_note_without_kernels_or_triton() -> None:
 # -- copies, syncs ------------------------------------------------------------------------
 def test_copies_without_kernels_or_api_rows() -> None:
     """Three steps [t, t+1000), each a memcpy [t+100, t+300) and a memset [t+300, t+350),
-    no kernels, no API table (launch = GPU start, so every gap is CPU-bound but the last,
-    which no op closes)."""
+    no kernels, no API table: no launch call is in the report, so no gap reads as an empty
+    queue (CPU-bound): every gap is other (before: launch = GPU start made them CPU-bound)."""
     ops = []
     for t in (0, 1000, 2000):
         ops += [Op(t + 100, t + 300, None, table="memcpy"),
                 Op(t + 300, t + 350, None, table="memset")]  # fmt: skip
     b = budget_of(build(ops, [(0, 1000), (1000, 2000), (2000, 3000)]))
-    assert _steps_ns(b) == [_ns(copy=250, cpu_bound=750), _ns(copy=250, cpu_bound=100, other=650)]
+    assert _steps_ns(b) == [_ns(copy=250, other=750), _ns(copy=250, other=750)]
 
 
 def test_the_only_api_row_is_a_sync() -> None:
-    """Kernels [t+100, t+300) without API rows (launch = GPU start); the one API row is
-    cudaDeviceSynchronize [1250, 1400). The GPU runs dry at 1300 inside it: 100 µs held
-    (sync); the refill [1400, 2100) does not fit in 150 µs of sync: CPU-bound."""
+    """Kernels [t+100, t+300) without API rows (their queue unknown: the gaps they close
+    are other); the one API row is cudaDeviceSynchronize [1250, 1400). The GPU runs dry at
+    1300 inside it: 100 µs held (sync); the refill [1400, 2100) does not fit in 150 µs of
+    sync: CPU-bound. Step 1: [1000, 1100) other, [1300, 1400) sync, [1400, 2000) CPU-bound;
+    step 2: [2000, 2100) CPU-bound, [2300, 3000) other."""
     ops = [Op(t + 100, t + 300, None) for t in (0, 1000, 2000)]
     calls = [Call(1250, 1400, "cudaDeviceSynchronize")]
     b = budget_of(build(ops, [(0, 1000), (1000, 2000), (2000, 3000)], calls=calls))
     assert _steps_ns(b) == [
-        _ns(compute=200, sync=100, cpu_bound=100 + 600),
+        _ns(compute=200, sync=100, cpu_bound=600, other=100),
         _ns(compute=200, cpu_bound=100, other=700),
     ]
 

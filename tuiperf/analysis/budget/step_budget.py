@@ -373,12 +373,13 @@ def step_windows(ctx: TraceCtx, steps: Steps, steady: np.ndarray, dev: int) -> S
     before launched to the end of the work it launched."""
     ops = ctx.gpu_ops
     on = ops.device == dev
-    idx = steps.index_of(_op_launch(ctx)[on])
+    launch_end = _op_launch_end(ctx)[on]
+    idx = np.where(_op_linked(ctx)[on], steps.index_of(_op_launch(ctx)[on]), -1)
     gpu_end = np.full(len(steps), -1, np.int64)
     ok = idx >= 0
     np.maximum.at(gpu_end, idx[ok], ops.end[on][ok])
     mine = np.isin(idx, steady)
-    wait = ops.start[on][mine] - _op_launch_end(ctx)[on][mine]
+    wait = ops.start[on][mine] - launch_end[mine]
     queue = int(np.median(np.maximum(wait, 0))) if len(wait) else 0
     cpu_end = steps.ends[steady]
     a = steps.starts[steady]
@@ -429,6 +430,13 @@ def _op_launch_end(ctx: TraceCtx) -> np.ndarray:
     for t in GPU_TABLES:
         ends.append(ctx.launch_time(t) + np.maximum(ctx.launch_duration(t), 0))
     return np.concatenate(ends)
+
+
+def _op_linked(ctx: TraceCtx) -> np.ndarray:
+    """Whether each GPU op's launch call is in the report. One that is not (launched before
+    the capture began, or by a process whose API was not traced) has an unknown queue, not
+    an empty one, and belongs to no step by its launch."""
+    return np.concatenate([ctx.launch_duration(t) >= 0 for t in GPU_TABLES])
 
 
 def _op_kind(ctx: TraceCtx) -> np.ndarray:
@@ -517,7 +525,8 @@ def _device(
     busy = _busy_sets(start, end, kind)
     idle = S.complement(busy[-1], lo, hi)
     windows = np.append(a, t0), np.append(b, a[0])  # steady steps, then start-up
-    causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu, windows)
+    launch_end = np.where(_op_linked(ctx)[on], _op_launch_end(ctx)[on], np.iinfo(np.int64).min)
+    causes = _idle_causes(idle, start, launch_end, cpu, windows)
     parts = _measure(busy, causes, start, end, *windows)
     step_parts = [
         StepParts(
@@ -549,7 +558,9 @@ def _idle_causes(
     cpu: _CpuSide,
     windows: tuple[np.ndarray, np.ndarray],
 ) -> dict[str, Union]:
-    """Idle time by cause, as disjoint unions (data, sync, cpu_bound, other)."""
+    """Idle time by cause, as disjoint unions (data, sync, cpu_bound, other). An op with
+    no launch call in the report has the smallest int64 as its launch end: a gap it
+    closes never reads as an empty queue."""
     g0, g1 = idle.starts, idle.ends
     order = np.argsort(op_start, kind="stable")
     nxt = np.searchsorted(op_start[order], g1, "left")
