@@ -146,3 +146,40 @@ def test_python_api(tmp_path: Path) -> None:
     assert main is not None and main.peak_allocated == 3 << 20
     with pytest.raises(UsageError, match="profile_memory"):
         tuiperf.open(KINETO / "kineto_callsites_cpu.json.gz", use_cache=False).memory()
+
+
+def test_kineto_sites_are_the_outermost_op() -> None:
+    """Live at the peak by operator: each allocation goes to the outermost cpu_op or
+    record_function range around it on its thread (not the ProfilerStep), found here by
+    brute force over the JSON."""
+    path = KINETO / "kineto_vit.json.gz"
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    mem = sorted(
+        (e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 1),
+        key=lambda e: e["ts"],
+    )
+    ops = [
+        e
+        for e in events
+        if e.get("ph") == "X"
+        and e.get("cat") in ("cpu_op", "user_annotation")
+        and not str(e.get("name")).startswith("ProfilerStep#")
+    ]
+    peak_i = max(range(len(mem)), key=lambda i: (mem[i]["args"]["Total Allocated"], -i))
+    live: dict[int, tuple[int, str]] = {}
+    for e in mem[: peak_i + 1]:
+        a = e["args"]
+        if a["Bytes"] < 0:
+            live.pop(a["Addr"], None)
+            continue
+        around = [
+            o for o in ops if o["tid"] == e["tid"] and o["ts"] <= e["ts"] < o["ts"] + o["dur"]
+        ]
+        outer = min(around, key=lambda o: (o["ts"], -o["dur"]), default=None)
+        live[a["Addr"]] = (a["Bytes"], f"<{outer['name']}>" if outer else "<no user frame>")
+    want: dict[str, int] = {}
+    for size, name in live.values():
+        want[name] = want.get(name, 0) + size
+    (d,) = _open(path).devices
+    got = {s.file: s.bytes for s in d.at.sites if not s.file.startswith("<allocated before")}
+    assert got == want

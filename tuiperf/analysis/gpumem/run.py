@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from tuiperf.analysis.budget.context import Ctx
+from tuiperf.analysis.gpumem.attribute import attribute
 from tuiperf.analysis.gpumem.rules import memory_findings
 from tuiperf.analysis.gpumem.summary import MemoryReport, build
 from tuiperf.load.gpumem import tables as T
@@ -15,6 +16,8 @@ def memory_report(
 ) -> MemoryReport:
     ctx = Ctx(trace) if trace is not None else None
     steps = ctx.steps if ctx is not None else None
+    if trace is not None and data.kind == T.KINETO:
+        data = attribute(data, trace)
     rep = build(data, steps, at_ns)
     rep.findings = memory_findings(rep)
     if data.kind == T.SNAPSHOT and trace is not None:

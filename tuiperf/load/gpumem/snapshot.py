@@ -135,6 +135,7 @@ class EntrySink:
                 "allocated_after": pa.nulls(n, pa.int64()),
                 "reserved_after": pa.nulls(n, pa.int64()),
                 "device_free": col("device_free"),
+                "tid": pa.nulls(n, pa.int64()),
             },
             schema=T.EVENTS,
         )

@@ -6,7 +6,7 @@ source records them; a segment: its cudaMalloc size); `time_ns` on the source's 
 (null when the source has none); `site` a row of `sites` (null without a user frame);
 `allocated_after` / `reserved_after` the totals the source itself reports after the
 action (torch.profiler's `Total Allocated` / `Total Reserved`; null elsewhere);
-`device_free` what CUDA still had free at an `oom`.
+`device_free` what CUDA still had free at an `oom`; `tid` the thread (torch.profiler).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ EVENTS = pa.schema(
         ("allocated_after", I64),
         ("reserved_after", I64),
         ("device_free", I64),
+        ("tid", I64),
     ]
 )
 SITES = pa.schema([("site", I32), ("file", pa.string()), ("line", I32), ("function", pa.string())])

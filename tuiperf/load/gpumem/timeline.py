@@ -55,6 +55,7 @@ def from_nsys(trace: Trace) -> T.MemoryData | None:
             "allocated_after": _nulls(n),
             "reserved_after": _nulls(n),
             "device_free": _nulls(n),
+            "tid": _nulls(n),
         },
         schema=T.EVENTS,
     )
@@ -90,6 +91,7 @@ def from_kineto(path: Path) -> T.MemoryData | None:
             "allocated_after": pa.array(col("allocated")),
             "reserved_after": pa.array(col("reserved")),
             "device_free": _nulls(n),
+            "tid": pa.array(col("tid")),
         },
         schema=T.EVENTS,
     )
