@@ -43,7 +43,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_diff.py", U + "test_oracle_diff.py", U + "test_oracle_diff_rows.py",
         U + "test_oracle_diff_mut.py", U + "test_oracle_diff_mut_rows.py"]),
     "ranks_set": ("tuiperf/analysis/ranks/assemble.py", [
-        U + "test_oracle_ranks_set.py", U + "test_oracle_ranks_waits.py"]),
+        U + "test_oracle_ranks_set.py", U + "test_oracle_ranks_waits.py",
+        U + "test_oracle_ranks_assemble.py"]),
     "query": ("tuiperf/model/timeline/query.py", [
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py",
         U + "test_oracle_query_sort.py"]),
