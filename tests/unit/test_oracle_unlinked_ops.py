@@ -58,3 +58,26 @@ def test_queue_median_leaves_unlinked_ops_out() -> None:
     trace = _cut(loop_trace(queued=queued), {1, 2})
     b = Ctx(trace).budget
     assert b.step is not None and b.step.queue_ns == 40 * US
+
+
+def test_pattern_steps_leave_out_kernels_launched_before_the_capture() -> None:
+    # no step markers; 80 kernels `a`..`h` repeating (period 8), kernel i on the GPU at
+    # [10 i, 10 i + 1) µs; the CPU runs 40 kernels ahead: kernel i's call is [10 (i - 40) - 5,
+    # 10 (i - 40)) µs, so kernels 0-39 were launched before the capture (their calls cut).
+    # Sorted by launch with their GPU starts standing in, the two halves would interleave;
+    # the steps are the linked kernels' repeats: anchored on kernel 40, every 8 kernels.
+    names = "abcdefgh"
+    queued = [
+        (10 * (i - 40) * US - 5 * US, 10 * (i - 40) * US, 10 * i * US, (10 * i + 1) * US,
+         names[i % 8])
+        for i in range(80)
+    ]  # fmt: skip
+    trace = _cut(loop_trace(queued=queued, steps=0), set(range(40)))
+    from tuiperf.analysis.budget.steps import find_steps
+
+    steps = find_steps(Ctx(trace))
+    assert steps.source == "pattern"
+    # boundaries at the calls of kernels 40, 48, ..., 72 (the last repeat, 72-79, has no
+    # next one to end it): call starts 10 (i - 40) - 5 µs
+    assert [int(s) for s in steps.starts] == [(80 * j - 5) * US for j in range(4)]
+    assert [int(e - s) for s, e in zip(steps.starts, steps.ends, strict=True)] == [80 * US] * 4

@@ -259,7 +259,13 @@ def _from_pattern(ctx: TraceCtx) -> Steps | None:
     pid_vals, pid_counts = np.unique(pids, return_counts=True)
     main_pid = int(pid_vals[np.argmax(pid_counts)])  # one rank's sequence, not interleaved
     order = np.argsort(launch, kind="stable")
-    order = order[pids[order] == main_pid]
+    keep = pids[order] == main_pid
+    # a kernel whose launch call is not in the report (launched before the capture began)
+    # has its GPU start for a launch time: it would sit out of launch order among the others
+    linked = ctx.launch_duration("kernels")[order] >= 0
+    if (keep & linked).any():
+        keep &= linked
+    order = order[keep]
     names, _ = A.codes(k, "name")
     seq = names[order]
     best: tuple[int, int] | None = None  # (period, name code)
