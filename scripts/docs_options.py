@@ -38,8 +38,13 @@ def listed(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 
 def common(commands: dict[str, argparse.ArgumentParser]) -> list[str]:
-    """Option strings every subcommand takes, in the first subcommand's order."""
-    options = [[s for a in listed(p) for s in a.option_strings] for p in commands.values()]
+    """Option strings every subcommand takes, in the first subcommand's order (commands made
+    of actions, as `tuiperf cache list|clear`, are left out: each action has its own)."""
+    options = [
+        [s for a in listed(p) for s in a.option_strings]
+        for p in commands.values()
+        if not subparsers(p)
+    ]
     return [s for s in options[0] if all(s in o for o in options[1:])] if options else []
 
 
@@ -104,8 +109,10 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
         "",
     ]
     for name, sub in commands.items():
-        own = [a for a in listed(sub) if not (set(a.option_strings) & shared)]
-        out += [f"### `{usage('tuiperf ' + name, sub)}`", "", *table(own), ""]
+        for title, parser in (subparsers(sub) or {"": sub}).items():
+            own = [a for a in listed(parser) if not (set(a.option_strings) & shared)]
+            words = " ".join(w for w in ("tuiperf", name, title) if w)
+            out += [f"### `{usage(words, parser)}`", "", *table(own), ""]
     return "\n".join(out)
 
 

@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "ncu",
     "convert",
     "profile",
+    "cache",
 )
 
 DESCRIPTION = """\

@@ -74,7 +74,11 @@ class Cli:
             return self._options(self.viewer, "the viewer", rest)
         first = rest[0]
         if first in self.commands:
-            return self._options(self.commands[first], first, rest[1:])
+            parser, who, rest = self.commands[first], first, rest[1:]
+            actions = _actions_of(parser)  # `tuiperf cache list ...`
+            if rest and rest[0] in actions:
+                parser, who, rest = actions[rest[0]], f"{first} {rest[0]}", rest[1:]
+            return self._options(parser, who, rest)
         if _placeholder(first):  # `tuiperf COMMAND --help`, `tuiperf REPORT`
             parser = self.viewer if first != "COMMAND" else None
             return self._options(parser, "the viewer", rest[1:]) if parser else []
@@ -99,6 +103,14 @@ class Cli:
             if action.nargs != 0 and value[:1] not in ("", "-") and not _placeholder(value):
                 out += _value(who, name, action, value)
         return out
+
+
+def _actions_of(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """A command's own subcommands (`cache list`, `cache clear`), none for most."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _commands(line: str) -> Iterator[list[str]]:

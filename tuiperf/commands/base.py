@@ -35,7 +35,22 @@ def add_cache_args(p: argparse.ArgumentParser) -> None:
         "$XDG_CACHE_HOME/tuiperf)",
     )
     g.add_argument("--no-cache", action="store_true", help="convert in memory; write nothing")
+    g.add_argument(
+        "--cache-max",
+        metavar="SIZE",
+        type=_size,
+        help="keep the cache under SIZE (500M, 20G): after a conversion the least recently "
+        "used entries go (default: $TUIPERF_CACHE_MAX, else no cap; see `tuiperf cache`)",
+    )
     g.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def _size(text: str) -> int:
+    """--cache-max's bytes; a bad size raises UsageError, which argparse lets through (it
+    catches only ValueError and TypeError): one line and the usage exit status."""
+    from tuiperf.load.cache.usage import parse_size
+
+    return parse_size(text)
 
 
 def progress_printer(args: argparse.Namespace) -> Callable[[Progress], None] | None:
@@ -64,10 +79,12 @@ def export_ahead(args: argparse.Namespace, path: Path | None) -> None:
 
 
 def open_options(args: argparse.Namespace) -> OpenOptions:
+    from tuiperf.load.cache.usage import cap_bytes
     from tuiperf.load.open import OpenOptions
 
     return OpenOptions(
         cache_dir=args.cache_dir,
+        cache_max=cap_bytes(getattr(args, "cache_max", None)),  # a bad $TUIPERF_CACHE_MAX: here
         use_cache=_use_cache(args),
         progress=progress_printer(args),
         ahead=getattr(args, "export_ahead", None),

@@ -13,6 +13,7 @@ import pyarrow as pa
 from tuiperf.errors import BadReportError, MissingToolError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache.store import Cache, CacheKey, read_ipc
+from tuiperf.load.cache.usage import cap_bytes
 from tuiperf.load.nsys import rep as nsys_rep
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import Trace, TraceMeta
@@ -33,6 +34,8 @@ _NSYS_MARKERS = {
 @dataclass
 class OpenOptions:
     cache_dir: Path | None = None
+    #: the cache's size cap in bytes (--cache-max); None: $TUIPERF_CACHE_MAX, else no cap
+    cache_max: int | None = None
     use_cache: bool = True
     progress: OnProgress | None = None
     #: convert detail columns (grid, block, registers, ...) on first use, not up front
@@ -163,7 +166,7 @@ def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> 
         tables: dict[str, pa.Table] = {}
         meta = build(tables.__setitem__)
         return Trace(tables, meta)
-    cache = Cache(opts.cache_dir)
+    cache = Cache(opts.cache_dir, cap_bytes(opts.cache_max))
     cache.ensure_writable()
     key = CacheKey.for_source(path, kind)
     hit = cache.load(key)

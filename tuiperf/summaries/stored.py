@@ -19,6 +19,7 @@ from pathlib import Path
 from tuiperf.errors import TuiperfError
 from tuiperf.load import detect as det
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
+from tuiperf.load.cache.usage import touch
 from tuiperf.summaries.rows import ReportRows, StoredReport, dumps, loads
 
 #: bigger reports (cuda_gpu_trace of a long run) stay in Arrow only
@@ -68,11 +69,15 @@ def find(path: Path, report: str, cache_dir: Path | None) -> StoredReport | None
 
 
 def read(entry: Path, report: str) -> StoredReport | None:
+    """The stored report, if there is one (the entry then counts as used now)."""
     try:
         text = stored_path(entry, report).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return loads(text, report)
+    found = loads(text, report)
+    if found is not None:
+        touch(entry)
+    return found
 
 
 def store(entry: Path, table: ReportRows, empty: bool, source: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +54,15 @@ class CacheKey:
     stem: str
     path_hash: str
     ident_hash: str
+    #: the source's resolved path, written into the entry's manifest (`tuiperf cache list`)
+    source: str = field(default="", compare=False)
 
     @classmethod
     def for_source(cls, path: Path, loader: str) -> CacheKey:
         ident = identity(path)
         stem = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)[:40] or "report"
-        return cls(stem, _hash([ident["path"], loader]), _hash([ident, loader, SCHEMA_VERSION]))
+        path_hash = _hash([ident["path"], loader])
+        return cls(stem, path_hash, _hash([ident, loader, SCHEMA_VERSION]), ident["path"])
 
     @property
     def dirname(self) -> str:

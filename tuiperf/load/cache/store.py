@@ -1,10 +1,12 @@
 """The conversion cache: canonical tables as uncompressed Arrow IPC files, memory-mapped.
 
 Layout: `<root>/<stem>-<path hash>-<identity hash>/` holding `manifest.json`
-(written last) and one `<table>.arrow` per table; `derived/` holds results
-computed from them (per-name summaries). An entry is keyed by the source's
-resolved path, size and mtime, the loader and the schema version. Entries are
-built in a temporary folder and renamed into place, so a reader never sees a
+(written last), one `<table>.arrow` per table and `last-used` (its mtime is the entry's last
+use; a process using the entry holds a shared lock on it, see usage.py); `derived/` holds
+results computed from them (per-name summaries). With a size cap, a conversion that adds
+to the cache then removes the least recently used entries (entries.evict). An entry is
+keyed by the source's resolved path, size and mtime, the loader and the schema version.
+Entries are built in a temporary folder and renamed into place, so a reader never sees a
 half-written one; a damaged entry is removed and rebuilt.
 """
 
@@ -16,14 +18,16 @@ import os
 import secrets
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from tuiperf.errors import CacheError
+from tuiperf.load.cache import entries, usage
 from tuiperf.load.cache.file_sink import FileSink
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
 
@@ -62,6 +66,7 @@ class EntryWriter:
         self.folder = folder
         self.rows: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
+        self.source = ""
 
     def add(self, name: str, table: pa.Table) -> None:
         try:
@@ -74,12 +79,23 @@ class EntryWriter:
         self.rows[name] = table.num_rows
 
     def manifest(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, "tables": self.rows, "meta": self.meta}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "source": self.source,
+            "tables": self.rows,
+            "meta": self.meta,
+        }
 
 
 class Cache:
-    def __init__(self, root: Path | None = None) -> None:
+    """The cache under `root`; `cap`: its size cap in bytes (None: no cap). The entries this
+    object opened or wrote stay held (usage.hold) as long as it lives."""
+
+    def __init__(self, root: Path | None = None, cap: int | None = None) -> None:
         self.root = root or default_root()
+        self.cap = cap
+        self._held: dict[str, IO[bytes] | None] = {}
+        weakref.finalize(self, _close_all, self._held)
 
     def entry(self, key: CacheKey) -> Path:
         return self.root / key.dirname
@@ -96,8 +112,10 @@ class Cache:
             ) from e
 
     def load(self, key: CacheKey) -> tuple[dict[str, pa.Table], dict[str, Any]] | None:
-        """The tables of a complete entry, memory-mapped; None if absent or damaged."""
+        """The tables of a complete entry, memory-mapped; None if absent or damaged. The
+        entry is held (no eviction removes it) from before its manifest is read."""
         d = self.entry(key)
+        self._hold(d)
         try:
             manifest = json.loads((d / MANIFEST).read_text())
             if manifest.get("schema_version") != SCHEMA_VERSION:
@@ -110,10 +128,12 @@ class Cache:
                 tables[name] = t
             return tables, manifest.get("meta", {})
         except FileNotFoundError:
+            _close(self._held.pop(d.name, None))
             if d.exists():  # entries appear whole (rename), so this one was damaged
                 shutil.rmtree(d, ignore_errors=True)
             return None
         except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+            _close(self._held.pop(d.name, None))
             shutil.rmtree(d, ignore_errors=True)  # damaged: rebuild
             return None
 
@@ -124,14 +144,54 @@ class Cache:
         self._sweep_temps()
         tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".tmp-{os.getpid()}-"))
         w = EntryWriter(tmp)
+        w.source = key.source
+        held = None
         try:
             yield w
             (tmp / MANIFEST).write_text(json.dumps(w.manifest(), indent=1))
+            held = usage.hold(tmp)  # the lock goes with the file through the rename
             self._publish(tmp, self.entry(key))
         except BaseException:
+            _close(held)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        self._adopt(self.entry(key), held)
         self._drop_stale(key)
+        self.keep_under_cap()
+
+    def keep_under_cap(self) -> list[entries.Entry]:
+        """With a cap, remove least recently used entries until the cache fits (never those
+        this object holds, nor those another process holds); the entries removed."""
+        if self.cap is None:
+            return []
+        return entries.evict(self.root, self.cap, keep=self._held)
+
+    def _hold(self, entry: Path) -> None:
+        if self._held.get(entry.name) is not None:
+            usage.touch(entry)
+        elif entry.is_dir():
+            self._held[entry.name] = usage.hold(entry)
+
+    def _adopt(self, entry: Path, held: IO[bytes] | None) -> None:
+        """Keep `held` (the stamp locked before the entry was published) unless another
+        process published the entry first: then hold theirs."""
+        try:
+            ours = held is not None and os.fstat(held.fileno()).st_ino == (
+                usage.stamp(entry).stat().st_ino
+            )
+        except OSError:
+            ours = False
+        if not ours:
+            _close(held)
+            held = usage.hold(entry)
+        _close(self._held.get(entry.name))
+        self._held[entry.name] = held
+
+    def release(self) -> None:
+        """Let go of the entries this object holds (also done when it is collected)."""
+        for f in self._held.values():
+            _close(f)
+        self._held.clear()
 
     def store(self, key: CacheKey, tables: dict[str, pa.Table], meta: dict[str, Any]) -> Path:
         """Write a whole entry at once (see `writer`)."""
@@ -156,7 +216,7 @@ class Cache:
         prefix = f"{key.stem}-{key.path_hash}-"
         for d in self.root.glob(f"{key.stem}-{key.path_hash}-*"):
             if d.name.startswith(prefix) and d.name != key.dirname:
-                shutil.rmtree(d, ignore_errors=True)
+                entries.remove(d)  # unless a process still has it open
 
     def _sweep_temps(self) -> None:
         """Remove temporary folders of conversions (and of `nsys export`s) whose process
@@ -189,6 +249,7 @@ class Cache:
         # on failure the columns stay in memory for this session and are converted next time
         with contextlib.suppress(OSError):
             atomic_write_ipc(self.details_path(key, name), table)
+            self.keep_under_cap()
 
     # derived results --------------------------------------------------------
     def load_derived(self, key: CacheKey, name: str) -> pa.Table | None:
@@ -209,6 +270,17 @@ class Cache:
             atomic_write_ipc(d / f"{name}.arrow", table)
         except OSError:
             pass  # a derived result is an optimisation; never fail because of it
+
+
+def _close(f: IO[bytes] | None) -> None:
+    if f is not None:
+        with contextlib.suppress(OSError):
+            f.close()
+
+
+def _close_all(held: dict[str, IO[bytes] | None]) -> None:
+    for f in held.values():
+        _close(f)
 
 
 def _alive(pid: int) -> bool:

@@ -12,6 +12,7 @@ import pyarrow as pa
 from tuiperf.errors import BadReportError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.cache.store import Cache, CacheKey
+from tuiperf.load.cache.usage import cap_bytes
 from tuiperf.load.progress import Progress
 from tuiperf.model.ncu.metrics import KernelMetrics
 
@@ -63,7 +64,7 @@ def open_ncu(path: Path, opts: Any = None) -> KernelMetrics:
 
 
 def _through_cache(path: Path, kind: str, opts: Any, build: Callable[[], Built]) -> KernelMetrics:
-    cache = Cache(getattr(opts, "cache_dir", None))
+    cache = Cache(getattr(opts, "cache_dir", None), cap_bytes(getattr(opts, "cache_max", None)))
     cache.ensure_writable()
     key = CacheKey.for_source(path, f"{kind}-v{LOADER_VERSION}")
     hit = cache.load(key)
