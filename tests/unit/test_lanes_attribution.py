@@ -84,3 +84,25 @@ def test_nvtx_sentences_read_right_on_every_event_kind(report: str, nsys_dir: Pa
                 assert "none on" not in line and "(None)" not in line, (table, line)
             seen.add(table)
     assert {"kernels", "api"} <= seen
+
+
+def test_a_call_shows_its_return_value_only_when_recorded(vit, nsys_dir: Path) -> None:
+    # OS runtime calls carry nsys's returnValue (OSRT_API, calls only: eventClass 27); the
+    # CUDA API rows carry none (tuiperf does not load it) and torch.profiler records none:
+    # no "Returned None" line for those
+    import sqlite3
+
+    db = sqlite3.connect(nsys_dir / "cnn_osrt.sqlite")
+    want = db.execute(
+        "SELECT returnValue FROM OSRT_API WHERE eventClass = 27 ORDER BY start, end LIMIT 1"
+    ).fetchone()[0]
+    cnn = open_trace(nsys_dir / "cnn_osrt.sqlite", OpenOptions(use_cache=False))
+    osrt = cnn.table("osrt")
+    first = pc.indices_nonzero(pc.equal(osrt["start"], pc.min(osrt["start"]))).to_pylist()[0]
+    assert ("Returned", str(want)) in describe(cnn, "osrt", first).fields
+    kineto = open_trace(
+        Path(__file__).parents[1] / "data/kineto/kineto_cnn.json.gz", OpenOptions(use_cache=False)
+    )
+    for trace in (vit, kineto):
+        assert trace.table("api").num_rows
+        assert not [f for f in describe(trace, "api", 0).fields if f[0] == "Returned"]

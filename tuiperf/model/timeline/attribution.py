@@ -274,7 +274,9 @@ def _specific(table: str, r: dict) -> list[tuple[str, str]]:
     if table == "graphs":
         return [("Graph", str(r.get("graph_id"))), ("Executable", str(r.get("graph_exec_id")))]
     if table in ("api", "osrt"):
-        return [("Returned", str(r.get("return_value")))]
+        # torch.profiler records no return value: say nothing rather than "None"
+        rv = r.get("return_value")
+        return [] if rv is None else [("Returned", str(rv))]
     return []
 
 
