@@ -5,7 +5,9 @@ The lanes tuiperf draws, one track each:
 - CPU threads (pid, tid as in the report): CUDA API calls (`cat` "cuda_api"); each thread's
   NVTX ranges on a track of their own (tid + NVTX_TID, "… · NVTX") and its OS runtime calls
   on another (tid + OSRT_TID), so that slices on a track always nest;
-- GPUs (pid GPU_PID + device, "GPU 0: NVIDIA H200"), one track per stream (tid = stream):
+- GPUs (pid GPU_PID + device, "GPU 0: NVIDIA H200"; with several processes on GPUs, as in
+  `ranks --merge`, one per process and device: GPU_PID + (process index << 8) + device),
+  one track per stream (tid = stream):
   kernels (`ph` "X", `cat` "kernel"), memcpy, memset and CUDA graph executions;
 - flows from each launch to its GPU work (`ph` "s" on the API call, "f" with `bp` "e" on
   the kernel/copy, matched by process and correlation id, `cat` "launch");
@@ -31,7 +33,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from tuiperf.model.trace import Trace
 
-GPU_PID = 0x40000000  # + device
+GPU_PID = 0x40000000  # + device (+ the process's index << 8 with several processes)
 STEPS_PID = 0x50000000
 NVTX_TID = 0x40000000  # + tid
 OSRT_TID = 0x20000000  # + tid
@@ -78,23 +80,37 @@ def write_trace(out: TextIO, trace: Trace, steps: bool = True) -> dict[str, int]
     counts: dict[str, int] = {}
     out.write('{"displayTimeUnit":"ns","otherData":{"producer":"tuiperf"},"traceEvents":[\n')
     launches = _Launches(trace.table("api", ["pid", "correlation_id"]))
+    gpus = _Gpus(trace)
     for table, cat in GPU_TABLES:
-        counts[cat] = _gpu_events(w, trace, table, cat, launches)
+        counts[cat] = _gpu_events(w, trace, table, cat, launches, gpus)
     counts["flow_end"] = launches.ends
     for table, cat, offset in CPU_TABLES:
         cols = ["start", "duration", "pid", "tid", "text" if table == "nvtx" else "name"]
         counts[cat] = _cpu_events(w, trace.table(table, cols), table, cat, offset, launches)
     counts["flow_start"] = launches.starts
-    counts["memory_counter"] = _memory(w, trace.table("gpu_memory"))
+    counts["memory_counter"] = _memory(w, trace.table("gpu_memory"), gpus)
     if steps:
         counts["step"], counts["budget_counter"] = _budget(w, trace)
-    _metadata(w, trace)
+    _metadata(w, trace, gpus)
     w.flush()
     out.write("\n]}\n")
     return counts
 
 
 # -- the events ----------------------------------------------------------------------------
+
+
+class _Gpus:
+    """A GPU process per (process, device): GPU_PID + device when one process has GPU
+    work (any single report), else GPU_PID + (the process's index << 8) + device."""
+
+    def __init__(self, trace: Trace) -> None:
+        found = [_ints(trace.table(t, ["pid"])["pid"]) for t, _ in GPU_TABLES]
+        found.append(_ints(trace.table("gpu_memory")["pid"]))
+        self.pids = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+
+    def pid(self, pid: np.ndarray, device: np.ndarray) -> np.ndarray:
+        return GPU_PID + (np.searchsorted(self.pids, pid).astype(np.int64) << 8) + device
 
 
 class _Launches:
@@ -146,7 +162,9 @@ def _names(col: pa.Array, cache: dict[int, list[str]], label: str = "{}") -> lis
     return [labels[i] for i in idx.tolist()]
 
 
-def _gpu_events(w: _Out, trace: Trace, table: str, cat: str, launches: _Launches) -> int:
+def _gpu_events(
+    w: _Out, trace: Trace, table: str, cat: str, launches: _Launches, gpus: _Gpus
+) -> int:
     # named as nsys stats names them (and the events table): copies by kind, memsets as one
     col, label = {"memcpy": ("copy_kind", "[CUDA memcpy {}]"),
                   "memset": ("mem_kind", "[CUDA memset]")}.get(table, ("name", "{}"))  # fmt: skip
@@ -159,7 +177,7 @@ def _gpu_events(w: _Out, trace: Trace, table: str, cat: str, launches: _Launches
     for b in _batches(t):
         names = _names(b.column(b.schema.get_field_index(col)), cache, label)
         start, dur = _ints(b["start"]), _ints(b["duration"])
-        pid = GPU_PID + _ints(b["device"])
+        pid = gpus.pid(_ints(b["pid"]), _ints(b["device"]))
         tid, corr = _ints(b["stream"]), _ints(b["correlation_id"], -1)
         keys = (_ints(b["pid"]) << 32) | (corr & 0xFFFFFFFF)
         api_rows = launches.match(keys, b["correlation_id"].is_valid().to_numpy(False))
@@ -206,21 +224,21 @@ def _cpu_events(
     return n
 
 
-def _memory(w: _Out, t: pa.Table) -> int:
+def _memory(w: _Out, t: pa.Table, gpus: _Gpus) -> int:
     """Each GPU's allocated bytes after every allocation and free, as a counter."""
     if not t.num_rows:
         return 0
     op = [str(s or "").lower() for s in t["operation"].to_pylist()]
     sign = np.array([-1 if ("free" in s or "dealloc" in s) else 1 for s in op], np.int64)
-    start, dev = _ints(t["start"]), _ints(t["device"])
+    start, gpu = _ints(t["start"]), gpus.pid(_ints(t["pid"]), _ints(t["device"]))
     size = _ints(t["bytes"]) * sign
-    order = np.lexsort((start, dev))
+    order = np.lexsort((start, gpu))
     total: dict[int, int] = {}
     for i in order.tolist():
-        d = int(dev[i])
-        total[d] = total.get(d, 0) + int(size[i])
-        w.add(f'{{"ph":"C","name":"GPU memory","pid":{GPU_PID + d},"ts":{us(int(start[i]))},'
-              f'"args":{{"allocated bytes":{total[d]}}}}}')  # fmt: skip
+        g = int(gpu[i])
+        total[g] = total.get(g, 0) + int(size[i])
+        w.add(f'{{"ph":"C","name":"GPU memory","pid":{g},"ts":{us(int(start[i]))},'
+              f'"args":{{"allocated bytes":{total[g]}}}}}')  # fmt: skip
     return t.num_rows
 
 
@@ -251,7 +269,7 @@ def _budget(w: _Out, trace: Trace) -> tuple[int, int]:
 # -- names of the processes and tracks ------------------------------------------------------
 
 
-def _metadata(w: _Out, trace: Trace) -> None:
+def _metadata(w: _Out, trace: Trace, gpus: _Gpus) -> None:
     procs = dict(zip(_ints(trace.table("processes")["pid"]).tolist(),
                      trace.table("processes")["name"].to_pylist()))  # fmt: skip
     th = trace.table("threads")
@@ -270,26 +288,32 @@ def _metadata(w: _Out, trace: Trace) -> None:
             seen_pids.add(p)
     for p in sorted(seen_pids):
         _meta(w, "process_name", p, None, f"{procs.get(p) or 'process'} ({p})")
-    _gpu_metadata(w, trace)
+    _gpu_metadata(w, trace, gpus, procs)
 
 
-def _gpu_metadata(w: _Out, trace: Trace) -> None:
+def _gpu_metadata(w: _Out, trace: Trace, gpus: _Gpus, procs: dict[int, str]) -> None:
     dev = trace.table("devices")
     names = dict(zip(_ints(dev["device"]).tolist(), dev["name"].to_pylist()))
-    pairs: set[tuple[int, int]] = set()
+    streams: set[tuple[int, int, int]] = set()  # (process, device, stream)
     for table, _ in GPU_TABLES:
-        t = trace.table(table, ["device", "stream"])
+        t = trace.table(table, ["pid", "device", "stream"])
         if t.num_rows:
-            u = np.unique(np.stack([_ints(t["device"]), _ints(t["stream"])], axis=1), axis=0)
-            pairs |= {(int(a), int(b)) for a, b in u.tolist()}
+            cols = [_ints(t["pid"]), _ints(t["device"]), _ints(t["stream"])]
+            streams |= {tuple(r) for r in np.unique(np.stack(cols, axis=1), axis=0).tolist()}
     gm = trace.table("gpu_memory")
-    devices = {d for d, _ in pairs} | set(np.unique(_ints(gm["device"])).tolist())
-    for d in sorted(devices):
+    mem = np.stack([_ints(gm["pid"]), _ints(gm["device"])], axis=1)
+    gpu_of = {(p, d) for p, d, _ in streams} | {tuple(r) for r in np.unique(mem, axis=0).tolist()}
+    for p, d in sorted(gpu_of):
         label = f": {names[d]}" if names.get(d) else ""
-        _meta(w, "process_name", GPU_PID + d, None, f"GPU {d}{label}")
-    for d, s in sorted(pairs):
-        _meta(w, "thread_name", GPU_PID + d, s, f"stream {s}")
+        whose = f" · {procs.get(p) or 'process'} ({p})" if len(gpus.pids) > 1 else ""
+        _meta(w, "process_name", _one(gpus, p, d), None, f"GPU {d}{label}{whose}")
+    for p, d, s in sorted(streams):
+        _meta(w, "thread_name", _one(gpus, p, d), s, f"stream {s}")
     _meta(w, "process_name", STEPS_PID, None, "Steps (tuiperf)")
+
+
+def _one(gpus: _Gpus, pid: int, device: int) -> int:
+    return int(gpus.pid(np.array([pid]), np.array([device]))[0])
 
 
 def _meta(w: _Out, what: str, pid: int, tid: int | None, name: str) -> None:

@@ -219,3 +219,33 @@ def test_memory_counter_subtracts_frees_per_device() -> None:
     mem = [e for e in json.loads(out.getvalue())["traceEvents"] if e["ph"] == "C"]
     got = [(e["pid"] - P.GPU_PID, _ns(e["ts"]), e["args"]["allocated bytes"]) for e in mem]
     assert got == [(0, 10, 100), (0, 20, 150), (0, 30, 50), (1, 5, 7)]
+
+
+def test_ranks_merged_keep_a_gpu_process_each(tmp_path: Path) -> None:
+    """`ranks --merge` of two one-GPU ranks (both GPU 0): each rank's kernels on its own GPU
+    process, per stream as in that rank's export."""
+    import lzma
+
+    from tests.conftest import DATA
+
+    reports = []
+    for i in (0, 1):
+        p = tmp_path / f"r2_rank{i}.sqlite"
+        p.write_bytes(lzma.decompress((DATA / "ranks" / f"r2_rank{i}.sqlite.xz").read_bytes()))
+        reports.append(p)
+    merged, out = tmp_path / "merged", tmp_path / "m.json"
+    assert main(["ranks", *map(str, reports), "--merge", str(merged), "-q", "--no-cache"]) == 0
+    assert main(["export", str(merged), "--format", "perfetto", "-o", str(out), "-q"]) == 0
+    events = json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+    gpu_of = {e["args"]["name"].rsplit("(", 1)[1].rstrip(")"): e["pid"] for e in events
+              if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] >= P.GPU_PID
+              and e["pid"] != P.STEPS_PID}  # fmt: skip
+    assert len(gpu_of) == 2
+    tracks = _tracks(events, "kernel")
+    for r in reports:
+        with sqlite3.connect(f"file:{r}?mode=ro", uri=True) as db:
+            sql = ("SELECT (globalPid >> 24) & 16777215, streamId, count(*), sum(end - start) "
+                   "FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1, 2")  # fmt: skip
+            rows = db.execute(sql).fetchall()
+        for pid, stream, n, total in rows:
+            assert tracks[(gpu_of[str(pid)], stream)] == (n, total)
