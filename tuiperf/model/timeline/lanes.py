@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from tuiperf.model.arrays import filled
 from tuiperf.model.timeline import lane_cache
 from tuiperf.model.timeline.lane_intervals import Intervals
+from tuiperf.model.timeline.memory_lane import MemoryCounter, memory_counters
 from tuiperf.model.trace import Trace
 
 Progress = Callable[[str, float], None]
@@ -104,6 +105,8 @@ class Lane:
     names: NameColumn
     #: pid/tid for CPU lanes, device/stream for GPU lanes
     place: dict[str, int | str | None] = field(default_factory=dict)
+    #: a lane drawn as a level over time, not as events (a GPU's memory: memory_lane)
+    counter: MemoryCounter | None = None
 
     def names_at(self, first: int, count: int) -> list[str]:
         rows = self.iv.rows[first : first + count]
@@ -354,6 +357,7 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
     dev_names, pnames = _device_names(trace), _process_names(trace)
     several = len({p for s in streams.values() for p, _ in s}) > 1
     annotations = _gpu_annotation_lanes(trace, split, names)
+    counters = memory_counters(trace)
     for device in sorted(streams, key=_sort_key):
         pids = {p for p, _ in streams[device]}
         group = Group(f"gpu:{device}", _gpu_label(device, dev_names, pnames, pids, several))
@@ -383,8 +387,25 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
         for lane in annotations.pop(device, []):
             lane.group = group.key
             _add(ls, group, lane)
+        if device in counters:
+            _add(ls, group, _memory_lane(group, device, counters[device]))
         if group.lanes:
             ls.groups.append(group)
+
+
+def _memory_lane(group: Group, device: Any, counter: MemoryCounter) -> Lane:
+    """The GPU's device memory over time, under its streams (nsys --cuda-memory-usage)."""
+    return Lane(
+        key=("gpu_memory", device),
+        group=group.key,
+        label="memory (reserved)",
+        kind="memory",
+        table="gpu_memory",
+        iv=Intervals(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)),
+        names=NameColumn(None, "memory"),
+        place={"device": device},
+        counter=counter,
+    )
 
 
 def _gpu_label(

@@ -22,7 +22,7 @@ from textual.widget import Widget
 
 from tuiperf.model import fmt
 from tuiperf.model.fmt import clean
-from tuiperf.model.timeline.lanes import LaneSet
+from tuiperf.model.timeline.lanes import Lane, LaneSet
 from tuiperf.model.timeline.same_name import next_same_name
 from tuiperf.model.timeline.viewport import Viewport, ZoomStack, scale_label, ticks
 from tuiperf.model.trace import Trace
@@ -31,7 +31,9 @@ from tuiperf.tui.glyphs import UNICODE, Glyphs, asciify
 from tuiperf.tui.messages import EventSelected, RangeMarked, SelectionCleared, ViewportChanged
 from tuiperf.tui.viewstate.timeline import Row, Selection, TimelineState
 from tuiperf.tui.widgets.lane_render import (
+    BUSY,
     CURSOR,
+    EMPTY,
     Highlight,
     LaneStyles,
     frame_edges,
@@ -41,6 +43,10 @@ from tuiperf.tui.widgets.lane_render import (
 from tuiperf.tui.widgets.state_attr import InState
 
 __all__ = ["Row", "Selection", "Timeline"]
+
+#: a level lane's cells, from nothing to the peak (memory_lane.LEVELS + 1 of them)
+BARS = " ▁▂▃▄▅▆▇█"
+BARS_ASCII = " _.-:=+*#"
 
 
 class Timeline(Widget, can_focus=True):
@@ -61,6 +67,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--api",
         "timeline--nvtx",
         "timeline--osrt",
+        "timeline--memory",
         "timeline--selected",
         "timeline--partner",
         "timeline--cursor",
@@ -235,6 +242,8 @@ class Timeline(Widget, can_focus=True):
     def _lane_line(self, li: int, current: bool) -> Strip:
         assert self.lanes is not None
         lane = self.lanes.lanes[li]
+        if lane.counter is not None:
+            return self._counter_line(lane, current)
         edges = frame_edges(self.vp)
         hl = Highlight(self.state.span(self.selection, li), self.state.span(self.partner, li))
         if self.matches is not None and lane.table == self.matches.table:
@@ -262,6 +271,33 @@ class Timeline(Widget, can_focus=True):
         label = self._style("label-current" if current else "label")
         segs = self._label(f"  {lane.label}", label)
         segs += to_segments(chars, sids, self.state.marked_columns(), styles)
+        return Strip(segs, self.size.width)
+
+    def _counter_line(self, lane: Lane, current: bool) -> Strip:
+        """A level lane (a GPU's memory): each column's highest level in eighths of the
+        peak, the peak's column drawn in the mark style."""
+        assert lane.counter is not None
+        edges = frame_edges(self.vp)
+        bars = BARS_ASCII if self.g.ascii else BARS
+        levels = lane.counter.levels(edges)
+        chars = [bars[v] for v in levels.tolist()]
+        sids = np.where(levels > 0, BUSY, EMPTY).astype(np.int8)
+        c = self.vp.col_of(self.cursor_t)
+        if 0 <= c < self.columns and chars[c] == " ":
+            chars[c] = self.g.cursor_line
+            sids[c] = CURSOR
+        peak = np.zeros(len(chars), bool)
+        p = lane.counter.peak_column(edges)
+        if p >= 0:
+            peak[p] = True
+        memory = self._style(lane.kind)
+        empty = self._style("empty")
+        styles = LaneStyles(
+            empty, memory, memory, memory, memory, self._style("cursor"), self._style("mark")
+        )
+        label = self._style("label-current" if current else "label")
+        text = f"  memory {fmt.size(lane.counter.peak)}"
+        segs = self._label(text, label) + to_segments(chars, sids, peak, styles)
         return Strip(segs, self.size.width)
 
     # --- view changes -----------------------------------------------------------
