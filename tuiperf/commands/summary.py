@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from tuiperf.summaries.rows import ReportRows, StoredReport
     from tuiperf.summaries.stats import StatsTable
 
+#: the range statistics report (only with a window: `--start`, `--end`)
+RANGE_NAMES = ("range", "range_stats", "window")
 #: tuiperf's own reports, beside the `nsys stats` ones
 _OWN = ("op_sum", "step_budget", "by_line", "cpu_samples")
 _NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)
@@ -44,7 +46,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         "trace, ops); tuiperf's own: step_budget (alias budget: each training step's time "
         "by part: GPU busy by kind, GPU idle by cause), by_line (alias lines: GPU time and "
         "syncs by source line, from Python stacks), cpu_samples (alias samples: CPU samples "
-        "by function, self and total, per thread and overall); default cuda_gpu_kern_sum",
+        "by function, self and total, per thread and overall), range (everything inside "
+        "a time window, see below); default cuda_gpu_kern_sum",
     )
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
@@ -59,10 +62,41 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help="rows in the table format (0 = all; default 20)",
     )
     p.add_argument("--width", type=int, metavar="COLS", help="table width (default: terminal)")
+    w = p.add_argument_group(
+        "time window (range statistics)",
+        "the report over [START, END) of the report's clock (ns, or with a unit: 1.5s, 20ms): "
+        "kern, api, mem, memsize, nvtx, osrt, trace count the events overlapping it; "
+        "--report range gives everything inside it (GPU busy and the step budget's parts "
+        "per device, kernel, API, memory, NVTX and OS runtime sums) in one table",
+    )
+    w.add_argument("--start", type=_ns, metavar="T", help="window start (default: report start)")
+    w.add_argument("--end", type=_ns, metavar="T", help="window end (default: report end)")
+    w.add_argument(
+        "--clip",
+        action="store_true",
+        help="count only the part of each event inside the window (default: events "
+        "overlapping an edge count whole)",
+    )
     add_cache_args(p)
 
 
+def _ns(text: str) -> int:
+    from tuiperf.model.timeline.query import QueryError, parse_duration
+
+    try:
+        value = parse_duration(text)
+    except QueryError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+    if value is None:
+        raise argparse.ArgumentTypeError("give a time (ns, or 1.5s, 20ms)")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.report.strip().lower() in RANGE_NAMES or _windowed(args):
+        from tuiperf.commands.summary_window import run_window
+
+        return run_window(args)
     name = resolve(args.report)
     if name is None:
         raise UsageError(f"unknown report {args.report!r}; choose one of: {_NAMES}")
@@ -89,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _windowed(args: argparse.Namespace) -> bool:
+    return args.start is not None or args.end is not None or args.clip
 
 
 def _stored(args: argparse.Namespace, path: Path, name: str) -> StoredReport | None:

@@ -37,6 +37,9 @@ ALIASES = {
     "lines": "by_line",
     "line": "by_line",
     "samples": "cpu_samples",
+    # range statistics: only over a time window (`summary --start/--end`), not stored
+    "range": "range_stats",
+    "window": "range_stats",
 }
 
 

@@ -88,10 +88,10 @@ SECTIONS = (
 RANGE_COLUMNS = [
     Column("Section", "section", "str"),
     Column("Device", "device", "str"),
-    Column("Name", "name", "str"),
     Column("Count", "count", "int"),
     Column("Total (ns)", "total_ns", "int"),
     Column("Share (%)", "share_pct", "pct"),
+    Column("Name", "name", "str"),
 ]
 
 
@@ -114,8 +114,8 @@ def range_stats(ctx: Ctx, w: Window) -> StatsTable:
 
 
 _RANGE_SCHEMA = pa.schema([
-    ("section", pa.string()), ("device", pa.string()), ("name", pa.string()),
-    ("count", pa.int64()), ("total_ns", pa.int64()), ("share_pct", pa.float64()),
+    ("section", pa.string()), ("device", pa.string()), ("count", pa.int64()),
+    ("total_ns", pa.int64()), ("share_pct", pa.float64()), ("name", pa.string()),
 ])  # fmt: skip
 
 

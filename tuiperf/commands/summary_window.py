@@ -1,0 +1,124 @@
+"""`tuiperf summary REPORT --start T --end T [--clip]`: a summary over a time window, and
+`--report range`: everything inside it (range statistics, issue 34 item 5)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from tuiperf.commands.base import end_progress, export_ahead, open_options, timeline_and_ncu
+from tuiperf.errors import UsageError
+from tuiperf.summaries.names import resolve
+
+if TYPE_CHECKING:
+    from tuiperf.model.trace import Trace
+    from tuiperf.summaries.table import StatsTable
+    from tuiperf.summaries.window import Window
+
+RANGE = "range_stats"
+
+
+def report_name(text: str) -> str:
+    """The windowed report `--report` names (range_stats for range), or a usage error."""
+    from tuiperf.commands.summary import RANGE_NAMES
+    from tuiperf.summaries.window import WINDOW_REPORTS
+
+    if text.strip().lower() in RANGE_NAMES:
+        return RANGE
+    name = resolve(text)
+    if name not in WINDOW_REPORTS:
+        names = " ".join(("range", *WINDOW_REPORTS))
+        raise UsageError(f"--start/--end/--clip do not apply to {text!r}; choose one of: {names}")
+    return name
+
+
+def run_window(args: argparse.Namespace) -> int:
+    name = report_name(args.report)
+    if args.top < 0:
+        raise UsageError(f"--top {args.top}: give a number of rows, or 0 for all")
+    if args.width is not None and args.width < 40:
+        raise UsageError(f"--width {args.width}: tables need at least 40 columns")
+    if args.start is not None and args.end is not None and args.end <= args.start:
+        raise UsageError(f"--end {args.end} must be after --start {args.start}")
+    path, ncu = timeline_and_ncu(args.report_path, args.second_path)
+    if path is None or ncu is not None:
+        raise UsageError("a time window needs one Nsight Systems or torch.profiler report")
+    from tuiperf.load.open import open_trace
+
+    export_ahead(args, path)
+    trace = open_trace(path, open_options(args))
+    end_progress(args)
+    w = window_of(trace, args.start, args.end, args.clip)
+    _write(args, name, compute(trace, name, w), w, trace.meta.source)
+    return 0
+
+
+def window_of(trace: Trace, start: int | None, end: int | None, clip: bool) -> Window:
+    """The window the options ask for; an edge left out is the report's."""
+    from tuiperf.summaries.window import Window
+
+    rng = trace.time_range() or (0, 1)
+    lo = rng[0] if start is None else start
+    hi = rng[1] if end is None else end
+    if hi <= lo:
+        raise UsageError(
+            f"the window [{lo}, {hi}) ns is empty; the report spans {rng[0]}..{rng[1]}"
+        )
+    return Window(lo, hi, clip)
+
+
+def compute(trace: Trace, name: str, w: Window) -> StatsTable:
+    if name == RANGE:
+        from tuiperf.analysis.budget.context import Ctx
+        from tuiperf.analysis.budget.window import range_stats
+
+        return range_stats(Ctx(trace), w)
+    from tuiperf.summaries.window import window_summaries
+
+    return window_summaries(trace, w, (name,))[name]
+
+
+def _write(args: argparse.Namespace, name: str, table: StatsTable, w: Window, src: str) -> None:
+    from tuiperf.export import open_output, write_csv, write_json
+    from tuiperf.summaries.cells import csv_rows
+
+    window = {"start_ns": w.lo, "end_ns": w.hi, "clip": w.clip}
+    with open_output(args.output) as out:
+        if args.format == "csv":
+            header, cells = csv_rows(table)
+            if name == RANGE:  # tuiperf's own table: machine names, units in them
+                header = [c.key for c in table.columns]
+            write_csv(out, header, cells)
+        elif args.format == "json":
+            rows = table.head()
+            write_json(out, {"report": name, "source": str(args.report_path), "window": window,
+                             "rows": rows})  # fmt: skip
+        else:
+            _print(out, args, name, table, w, Path(src or "").name)
+
+
+def _print(
+    out: TextIO, args: argparse.Namespace, name: str, table: StatsTable, w: Window, source: str
+) -> None:
+    from tuiperf.model import fmt
+    from tuiperf.report.tables import print_stats
+
+    head = (f"{fmt.duration(w.span)} window [{w.lo:,}, {w.hi:,}) ns of {source}: events "
+            f"{w.counting}")  # fmt: skip
+    out.write(head + "\n")
+    if name != RANGE:
+        print_stats(out, table, top=args.top, width=args.width, title=name)
+        return
+    import pyarrow.compute as pc
+
+    from tuiperf.summaries.table import StatsTable as Stats
+
+    for section in dict.fromkeys(table.data["section"].to_pylist()):
+        part = table.data.filter(pc.equal(table.data["section"], section))
+        drop = ("section", "count") if section == "gpu" else ("section", "device")
+        cols = [c for c in table.columns if c.key not in drop]
+        top = 0 if section == "gpu" else args.top
+        data = part.select([c.key for c in cols])
+        print_stats(out, Stats(name, cols, data), top=top, width=args.width,
+                    title=f"range · {section}")  # fmt: skip
