@@ -115,3 +115,48 @@ def test_snapshot_given_to_another_command_says_which(tmp_path: Path) -> None:
     res = run_cli("info", str(p))
     assert_one_line_error(res, 2)
     assert "tuiperf memory" in res.stderr
+
+
+def test_damaged_bytes_never_escape_as_another_error(tmp_path: Path) -> None:
+    """300 copies of a snapshot with 1-3 random bytes changed (a fifth also cut short):
+    each reads, or fails as one BadReportError; the report of what reads is made too."""
+    import random
+
+    from tuiperf.analysis.gpumem.run import memory_report
+    from tuiperf.report.gpumem import json_report
+
+    s = Snap()
+    s.segment(0, 8 << 20)
+    for k in range(5):
+        s.alloc(k << 20, 512 << 10, frames("/w/a.py", k, "f"))
+    s.free(0)
+    s.oom(1 << 30, 5, frames("/w/a.py", 9, "g"))
+    raw = pickle.dumps(s.snapshot(), protocol=4)
+    rng = random.Random(3)
+    p = tmp_path / "d.pickle"
+    refused = 0
+    for _ in range(300):
+        b = bytearray(raw)
+        for _ in range(rng.randint(1, 3)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        if rng.random() < 0.2:
+            b = b[: rng.randrange(len(b))]
+        p.write_bytes(bytes(b))
+        try:
+            json_report(memory_report(load_snapshot(p)))
+        except BadReportError:
+            refused += 1
+    assert 0 < refused < 300
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"\x80\x04N\x94r\xff\xff\xff\x7f.", "out of order"),  # BINPUT 2**31-1: a memo bomb
+        (b"\x80\x04\x8d" + (2**62).to_bytes(8, "little") + b"abc", "truncated"),
+        (b"\x80\x04\x8b\xff\xff\xff\x7f", "too large"),  # LONG4 of 2 GB
+    ],
+)
+def test_stated_sizes_are_not_trusted(content: bytes, why: str) -> None:
+    with pytest.raises(BadReportError, match=why):
+        pickle_stream.read(io.BytesIO(content), lambda d, e: None, "x")

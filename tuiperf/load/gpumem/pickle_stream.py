@@ -26,6 +26,8 @@ _I32 = struct.Struct("<i")
 #: `] MEMOIZE MARK` then LONG_BINGETs then APPENDS
 _GETS = re.compile(rb"\]\x94\((?:j....){1,4096}e", re.DOTALL)
 _MARK = object()
+#: bytes read from the file at a time
+CHUNK = 1 << 16
 _UNSET = object()
 _REFUSED = {
     b"c": "GLOBAL", b"\x93": "STACK_GLOBAL", b"R": "REDUCE", b"b": "BUILD",
@@ -56,14 +58,24 @@ class Reader:
     def _take(self, n: int) -> bytes:
         end = self._pos + n
         if end > len(self._buf):
-            rest = self._buf[self._pos :]
-            more = self._f.read(max(n - len(rest), 1 << 16))
-            self._buf, self._pos, end = rest + more, 0, n
-            if len(self._buf) < n:
-                raise Refused("the pickle ends early (truncated file)")
+            self._fill(n)
+            end = n
         out = self._buf[self._pos : end]
         self._pos = end
         return out
+
+    def _fill(self, n: int) -> None:
+        """At least `n` bytes from the position on in the buffer, read a chunk at a time
+        (a length the file states is never allocated before the bytes are there)."""
+        parts = [self._buf[self._pos :]]
+        have = len(parts[0])
+        while have < n:
+            chunk = self._f.read(min(max(n - have, CHUNK), 16 * CHUNK))
+            if not chunk:
+                raise Refused("the pickle ends early (truncated file)")
+            parts.append(chunk)
+            have += len(chunk)
+        self._buf, self._pos = b"".join(parts), 0
 
     def _line(self) -> bytes:
         out = b""
@@ -178,15 +190,14 @@ class Reader:
     def _memoize(self, idx: int) -> None:
         if not self.stack:
             raise Refused("memoize with an empty stack")
-        if idx > 1 << 32:
-            raise Refused("a memo key out of range")
         obj = self.stack[-1]
         memo = self._memo
         if idx == len(memo):
             memo.append(obj)
-        else:
-            memo.extend([_UNSET] * (idx + 1 - len(memo)))
+        elif 0 <= idx < len(memo):
             memo[idx] = obj
+        else:  # picklers number memo entries in order; a gap is damage (or a memory bomb)
+            raise Refused(f"memo key {idx} out of order")
         if type(obj) is dict or type(obj) is list:
             self._memo_of[id(obj)] = idx
 

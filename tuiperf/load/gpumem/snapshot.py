@@ -104,7 +104,7 @@ class EntrySink:
         c["size"].append(_int(e.get("size"), 0))
         c["stream"].append(_int(e.get("stream"), NULL))
         t = e.get("time_us")
-        c["time"].append(t * 1000 if type(t) is int else NULL)
+        c["time"].append(t * 1000 if type(t) is int and 0 <= t < 1 << 53 else NULL)
         c["device_free"].append(_int(e.get("device_free"), NULL))
         c["site"].append(self._site(e.get("frames")))
 
@@ -191,7 +191,8 @@ def _state(
         ):
             s[k].append(_int(v, 0))  # fmt: skip
         s["segment_type"].append(str(seg.get("segment_type", "")))
-        for blk in seg.get("blocks") or []:
+        blocks = seg.get("blocks")
+        for blk in blocks if isinstance(blocks, list) else []:
             if isinstance(blk, dict):
                 _block(b, blk, dev, addr, sink, reader)
     return pa.table(s, schema=T.SEGMENTS), pa.table(b, schema=T.BLOCKS)
