@@ -246,7 +246,12 @@ class Cache:
         return t if t.num_rows == rows else None
 
     def store_details(self, key: CacheKey, name: str, table: pa.Table) -> None:
-        # on failure the columns stay in memory for this session and are converted next time
+        """Keep detail columns; `start` (which only ordered their rows like the core's) is
+        not stored: the core has it (bench/cache_size.md: 8 bytes a row, 27 MiB of a 1M-kernel
+        entry). On failure the columns stay in memory for this session and are converted
+        next time."""
+        if "start" in table.column_names:
+            table = table.drop_columns(["start"])
         with contextlib.suppress(OSError):
             atomic_write_ipc(self.details_path(key, name), table)
             self.keep_under_cap()
