@@ -14,5 +14,5 @@ import no room.
 
 Inside, as floors (import-linter's `budget-floors` in pyproject.toml, exhaustive: a new
 module must take a floor): what reads a Ctx or a Budget (comm, cpu_hotspot, descheduled,
-rows, savings, step_samples; none imports another), then context, then step_budget, then
-steps and comm_names."""
+rows, savings, step_samples, window; none imports another), then context, then
+step_budget, then steps and comm_names."""
