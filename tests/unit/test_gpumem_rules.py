@@ -10,6 +10,7 @@ import numpy as np
 
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.snapshots import Snap, frames
+from tuiperf.analysis.findings import Severity
 from tuiperf.analysis.gpumem import rules as R
 from tuiperf.analysis.gpumem.summary import DeviceReport, StepMemory, build
 from tuiperf.load.gpumem.snapshot import load_snapshot
@@ -192,3 +193,29 @@ def test_trend_is_least_squares() -> None:
     steps = [StepMemory("", 0, v, v, True) for v in levels]
     assert trend(steps) == np.polyfit(np.arange(4), levels, 1)[0]
     assert trend(steps[:2]) is None
+
+
+def _holes(tmp_path: Path, holes: list[int]) -> list:
+    """A 1 GiB segment; blocks between `holes` free bytes each, seen at the end."""
+    s = Snap()
+    s.segment(0, 1024 * MB)
+    at, freed = 0, []
+    for h in holes:
+        s.alloc(at, h, TMP)  # what becomes the hole
+        freed.append(at)
+        at += h
+        s.alloc(at, 64 * MB, LEAK)
+        at += 64 * MB
+    s.alloc(at, 1024 * MB - at, LEAK)  # the rest in use
+    for a in freed:
+        s.free(a)
+    rep = build(load_snapshot(s.dump(tmp_path / "h.pickle")), at_ns=10**15)
+    return R.fragmentation(rep, rep.devices[0])
+
+
+def test_fragmented_only_when_no_piece_holds_half(tmp_path: Path) -> None:
+    (f,) = _holes(tmp_path, [128 * MB, 128 * MB])  # 256 MiB free, 25%; largest = half
+    assert f.metrics["free_cached_bytes"] == 256 * MB and f.severity == Severity.INFO
+    (g,) = _holes(tmp_path, [128 * MB - 512, 128 * MB - 512, 1024])  # largest under half
+    assert g.metrics["largest_free_bytes"] == 128 * MB - 512
+    assert g.severity == Severity.WARNING and g.title == "Fragmented allocator cache"

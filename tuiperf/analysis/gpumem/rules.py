@@ -31,6 +31,9 @@ CREEP_MIN_SPAN = 0.5
 #: fragmentation: reserved - allocated at the peak, in bytes and as a share of reserved
 FRAG_MIN_BYTES = 256 << 20
 FRAG_MIN_SHARE = 0.25
+#: ... and it is *fragmented* (a warning) when the largest free block is under this share
+#: of the free bytes: the cache cannot serve a request of their size
+FRAG_MAX_LARGEST = 0.5
 
 RULE_CREEP = "memory_creep"
 RULE_FRAG = "memory_fragmentation"
@@ -219,17 +222,14 @@ def fragmentation(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
         "free_cached_bytes": free,
         "largest_free_bytes": p.largest_free,
     }
-    return [
-        _finding(
-            RULE_FRAG,
-            Severity.WARNING,
-            "Fragmented allocator cache",
-            msg,
-            fix,
-            Evidence.empty(),
-            metrics,
-        )
-    ]
+    split = p.largest_free is not None and p.largest_free < FRAG_MAX_LARGEST * free
+    sev, title = (Severity.WARNING, "Fragmented allocator cache") if split else _CACHED
+    return [_finding(RULE_FRAG, sev, title, msg, fix, Evidence.empty(), metrics)]
+
+
+#: without the blocks (torch.profiler) or with one free block holding most of the free
+#: bytes, cached memory is not shown to be unusable: said, as information
+_CACHED = (Severity.INFO, "Much memory cached but free at the peak")
 
 
 def _moment(rep: MemoryReport) -> str:
