@@ -298,6 +298,24 @@ REGISTRY: tuple[Key, ...] = (
         "colour GPU idle gaps by cause (step budget)",
     ),
     Key(
+        "timeline.range_stats",
+        "R",
+        "range_stats",
+        "Range statistics",
+        T,
+        "timeline",
+        "statistics of the marked range (or the selected event, or the visible window)",
+    ),
+    Key(
+        "timeline.partner",
+        "p",
+        "jump_partner",
+        "Launch <-> GPU work",
+        T,
+        "timeline",
+        "jump from a launch call to its GPU work, or from GPU work to its launch",
+    ),
+    Key(
         "timeline.clear",
         "escape",
         "clear",
@@ -427,6 +445,19 @@ REGISTRY: tuple[Key, ...] = (
         show=True,
         display="esc",
     ),
+    # the range statistics screen (widgets/range_stats.py, `R` on the timeline)
+    Key(
+        "range.clip",
+        "c",
+        "clip",
+        "Whole / clipped",
+        "range",
+        "range",
+        None,
+        show=True,
+    ),
+    Key("range.export", "e", "export", "Export CSV", "range", "range", None, show=True),
+    Key("range.back", "escape,q", "back", "Back", "range", "range", None, show=True, display="esc"),
     # the Nsight Compute screen: kernel list and metrics pane
     Key(
         "ncu.jump",

@@ -4,8 +4,9 @@
 rule reads (context.Ctx: the trace, its steps and its budget, each computed once),
 communication hidden or exposed per device and step (comm), where a CPU-bound loop spends
 its host time (cpu_hotspot: torch.profiler's operators; step_samples: CPU samples), how long
-the training thread was off its CPU (descheduled), the budget as summary rows (rows) and
-the findings ranked by the share of the step they can remove (savings).
+the training thread was off its CPU (descheduled), the budget as summary rows (rows), GPU
+busy and the budget's parts over any time window (window: range statistics) and the
+findings ranked by the share of the step they can remove (savings).
 
 context sits here, not at the top of analysis/: Ctx computes the steps and the budget, so
 it imports both, and comm and cpu_hotspot read a Ctx. The rooms above (rules, ncu, ranks,

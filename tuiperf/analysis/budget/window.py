@@ -11,12 +11,20 @@ window's length. Without steps there is no budget: busy only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 
 from tuiperf.analysis.budget.context import Ctx
-from tuiperf.analysis.budget.step_budget import LABELS, PARTS, Parts, _busy_sets, _op_kind
+from tuiperf.analysis.budget.step_budget import (
+    LABELS,
+    PARTS,
+    Budget,
+    Parts,
+    _busy_sets,
+    _op_kind,
+)
 from tuiperf.analysis.intervals import Union, overlap_sum
 from tuiperf.summaries.table import Column, StatsTable
 from tuiperf.summaries.window import Window, window_summaries
@@ -40,10 +48,17 @@ def _clipped(u: Union, lo: int, hi: int) -> int:
     return int(u.busy(np.array([lo]), np.array([hi]))[0])
 
 
-def device_windows(ctx: Ctx, lo: int, hi: int) -> list[DeviceWindow]:
-    """Every device with GPU work in the report, over [lo, hi)."""
+#: `budget` left out: the context's (computed on first use)
+FROM_CTX: Literal["ctx"] = "ctx"
+
+
+def device_windows(
+    ctx: Ctx, lo: int, hi: int, budget: Budget | Literal["ctx"] | None = FROM_CTX
+) -> list[DeviceWindow]:
+    """Every device with GPU work in the report, over [lo, hi); `budget`, when the caller
+    has it already (the viewer's analysis), is the context's."""
     ops = ctx.gpu_ops
-    budget = ctx.budget
+    budget = ctx.budget if isinstance(budget, str) else budget
     causes = {} if budget is None else {d.device: d.idle_causes for d in budget.devices}
     kind = _op_kind(ctx) if len(ops) else np.zeros(0, np.int64)
     out = []
@@ -95,12 +110,14 @@ RANGE_COLUMNS = [
 ]
 
 
-def range_stats(ctx: Ctx, w: Window) -> StatsTable:
+def range_stats(
+    ctx: Ctx, w: Window, budget: Budget | Literal["ctx"] | None = FROM_CTX
+) -> StatsTable:
     """Rows `gpu` (per device: GPU busy, then the budget's parts, shares of the window),
     then the per-name sums of each section (shares of the section's total, as nsys
     stats' Time (%)), each section by total time descending."""
     rows: list[dict[str, object]] = []
-    for d in device_windows(ctx, w.lo, w.hi):
+    for d in device_windows(ctx, w.lo, w.hi, budget):
         rows.append(_gpu_row(d.device, "GPU busy", d.busy_ns, d.wall_ns))
         if d.parts is not None:
             rows += [_gpu_row(d.device, LABELS[p], d.parts.ns[p], d.wall_ns) for p in PARTS]

@@ -12,6 +12,8 @@ dispatch keys to it (`tui-floors`).
                     listed table and its rows, their cells
       flame.py      the CPU samples screen: one thread's samples as a tree, top-down or
                     bottom-up
+      range.py      the range statistics screen (`R`): which range (marks, selection,
+                    visible window) and the table's sections
 
 They read model/ (lanes, queries), analysis/ (the diff) and report/ (the diff's cells); no
 module here imports another tui module.

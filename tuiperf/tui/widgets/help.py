@@ -22,6 +22,7 @@ SCOPE_TITLES = {
     "diff": "Diff view (tuiperf BEFORE AFTER)",
     "fixes": "Fixes pane",
     "samples": "CPU samples screen",
+    "range": "Range statistics screen",
 }
 
 CONCEPTS = (

@@ -91,6 +91,19 @@ def lane_cells(
     return chars, sids
 
 
+#: the mark on the first column of both ends of a launch link: the launch call and the GPU
+#: work it launched (the selection and its partner; `p` jumps between them)
+FLOW = "↕"
+FLOW_ASCII = "@"
+
+
+def flow_ends(chars: list[str], hl: Highlight, columns: int, ascii_only: bool) -> None:
+    """Mark where the selection and its partner start, when that column is on screen."""
+    for span in (hl.selected, hl.partner):
+        if span is not None and 0 <= span[0] < columns:
+            chars[span[0]] = FLOW_ASCII if ascii_only else FLOW
+
+
 def _draw_boxes(lane: Lane, vp: Viewport, g: Glyphs, chars: list[str], sids: np.ndarray) -> None:
     boxes = lane.iv.boxes(vp.start, vp.ns_per_col, vp.columns)
     width = boxes.c1 - boxes.c0

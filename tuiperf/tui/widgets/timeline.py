@@ -36,6 +36,7 @@ from tuiperf.tui.widgets.lane_render import (
     EMPTY,
     Highlight,
     LaneStyles,
+    flow_ends,
     frame_edges,
     lane_cells,
     to_segments,
@@ -254,6 +255,8 @@ class Timeline(Widget, can_focus=True):
             for c in np.flatnonzero(marked).tolist():  # on event boxes (zoomed in) only
                 if chars[c] == self.g.box_edge:
                     chars[c] = "*" if self.g.ascii else "◆"
+        if hl.partner is not None or (hl.selected is not None and self.partner is not None):
+            flow_ends(chars, hl, self.columns, self.g.ascii)  # the launch link's two ends
         c = self.vp.col_of(self.cursor_t)
         if 0 <= c < self.columns and chars[c] == " ":
             chars[c] = self.g.cursor_line
@@ -380,6 +383,24 @@ class Timeline(Widget, can_focus=True):
             return
         self.post_message(EventSelected(sel.table, row, "timeline", False))
         self.show_selection(sel.table, row)
+
+    def action_jump_partner(self) -> None:
+        """`p`: from a launch call to the GPU work it launched, or back (issue 34 item 6)."""
+        sel, partner = self.state.selection, self.state.partner
+        if sel is None:
+            self.notify("Select a launch call or a kernel first (. , or the mouse).", timeout=2)
+            return
+        if partner is None:
+            what = "GPU work" if sel.table == "api" else "launch call"
+            self.notify(f"No {what} linked to this event in the report.", timeout=2)
+            return
+        self.show_selection(partner.table, partner.row, (sel.table, sel.row))
+        self.post_message(EventSelected(partner.table, partner.row, "timeline", False))
+
+    def action_range_stats(self) -> None:
+        from tuiperf.tui.widgets.range_stats import open_range
+
+        open_range(self)
 
     def _select_pos(self, li: int, pos: int, details: bool) -> None:
         table, row = self.state.event_of(li, pos)
