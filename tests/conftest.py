@@ -58,6 +58,8 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Never touch the user's cache: every test session gets its own."""
     root = tmp_path_factory.getbasetemp() / "tuiperf-cache"
     monkeypatch.setenv("TUIPERF_CACHE_DIR", str(root))
+    # nor the user's config (the viewer's lane layouts)
+    monkeypatch.setenv("TUIPERF_CONFIG_DIR", str(tmp_path_factory.getbasetemp() / "config"))
     monkeypatch.delenv("TUIPERF_NSYS", raising=False)
     monkeypatch.delenv("TUIPERF_NO_CACHE", raising=False)
 

@@ -9,6 +9,8 @@ Variable (accessor): effect.
 
 - TUIPERF_CACHE_DIR (`cache_dir`): where the conversion cache lives; else
   `$XDG_CACHE_HOME/tuiperf` (XDG_CACHE_HOME: `xdg_cache_home`), else `~/.cache/tuiperf`.
+- TUIPERF_CONFIG_DIR (`config_dir`): where the viewer keeps each report's lane layout;
+  else `$XDG_CONFIG_HOME/tuiperf` (XDG_CONFIG_HOME), else `~/.config/tuiperf`.
 - TUIPERF_CACHE_MAX (`cache_max`): the cache's size cap (500M, 20G); past it, after a
   conversion, the least recently used entries are removed (`tuiperf.load.cache.entries`).
 - TUIPERF_NO_CACHE (`no_cache`): set, non-empty: convert every time, write no cache.
@@ -63,6 +65,19 @@ def xdg_cache_home() -> Path | None:
     """$XDG_CACHE_HOME (user-expanded), None when unset or empty."""
     value = _get("XDG_CACHE_HOME")
     return Path(value).expanduser() if value else None
+
+
+def config_dir() -> Path | None:
+    """The folder for the viewer's remembered lane layouts: $TUIPERF_CONFIG_DIR, else
+    $XDG_CONFIG_HOME/tuiperf, else ~/.config/tuiperf (None without a home folder)."""
+    value = _get("TUIPERF_CONFIG_DIR")
+    if value:
+        return Path(value).expanduser()
+    xdg = _get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "tuiperf"
+    home = Path("~").expanduser()
+    return None if str(home) == "~" else home / ".config" / "tuiperf"
 
 
 def cache_max() -> str | None:
