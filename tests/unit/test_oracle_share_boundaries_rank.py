@@ -120,3 +120,34 @@ def test_min_ranked_share_boundary(layout_ns: list[int], first: str) -> None:
     assert lay.est_saving_ns == sum(layout_ns)
     (verdict,) = [f for f in ranked if f.rule == "gpu_bound"]
     assert verdict.est_saving_ns is None
+
+
+# -- savings.ACROSS_VERDICT_SHARE -----------------------------------------------------------
+def _ranked_finding(rule: str, part: str, saved: int | None):
+    from tuiperf.analysis.findings import Finding
+
+    f = Finding.__new__(Finding)
+    f.rule, f.budget_part, f.est_saving_ns = rule, part, saved
+    return f
+
+
+@pytest.mark.parametrize(
+    ("part", "saved", "verdicts", "tier"),
+    [
+        ("compute", 1_000, {"copy"}, 0),  # another part than the verdict's, exactly 10%
+        ("compute", 999, {"copy"}, 2),  # 1 ns less: after the verdict
+        ("copy", 200, {"copy"}, 0),  # the verdict's own part: the 2% bar
+        ("copy", 199, {"copy"}, 2),
+        ("compute", 200, set(), 0),  # no verdict: the 2% bar
+        ("compute", 200, {"copy", "compute"}, 0),  # one of two verdicts' parts
+    ],
+)
+def test_across_verdict_share_boundary(part: str, saved: int, verdicts: set, tier: int) -> None:
+    """A step of 10,000 ns. A finding on another part than a verdict's outranks it only from
+    ACROSS_VERDICT_SHARE (10%: 1,000 ns) of the step; on the verdict's part (or with none)
+    from MIN_RANKED_SHARE (2%: 200 ns). h100_2gpu_1s: copies 97% of the step, FP32 GEMMs
+    saving 2.2%: the copy_bound verdict leads."""
+    assert savings.ACROSS_VERDICT_SHARE == 0.10 and savings.MIN_RANKED_SHARE == 0.02
+    f = _ranked_finding("fp32_no_tensor_cores", part, saved)
+    assert savings._tier(f, 10_000, verdicts) == tier
+    assert savings._tier(_ranked_finding("copy_bound", "copy", None), 10_000, verdicts) == 1

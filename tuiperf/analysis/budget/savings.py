@@ -73,6 +73,10 @@ VERDICTS = ("gpu_bound", "copy_bound")
 #: a finding saving less than this share of the step ranks after the verdicts: in a step
 #: the GPU fills, a 1% lever is not what to do first
 MIN_RANKED_SHARE = 0.02
+#: a finding on another part than a verdict's ranks before the verdict only when it saves
+#: at least this share of the step: in a step the copies fill, a 2% compute lever is not
+#: what to do first (a verdict's part holds at least half the step: COPY_BOUND_SHARE)
+ACROSS_VERDICT_SHARE = 0.10
 #: findings that say the same thing as a tuiperf finding (same cause, same fix): the nsys
 #: analyze rule is kept in the list but claims no saving of its own
 TWINS = {"cuda_memcpy_async": "pageable_h2d_in_steps", "cuda_api_sync": "host_sync_per_step"}
@@ -108,7 +112,8 @@ def rank_by_budget(
     for f in out:
         if f.est_saving_ns is not None and st.wall_ns:
             f.est_saving_pct = round(100.0 * f.est_saving_ns / st.wall_ns, 2)
-    return sorted(out, key=lambda f: (_tier(f, st.wall_ns), *_key(f)))
+    verdicts = {part_of(f) for f in out if f.rule in VERDICTS}
+    return sorted(out, key=lambda f: (_tier(f, st.wall_ns, verdicts), *_key(f)))
 
 
 def _less_capture(fs: list[Finding], budget: Budget) -> None:
@@ -120,10 +125,13 @@ def _less_capture(fs: list[Finding], budget: Budget) -> None:
             f.est_saving_ns = max(f.est_saving_ns - extra, 0)
 
 
-def _tier(f: Finding, wall: int) -> int:
-    """0: saves at least MIN_RANKED_SHARE of the step; 1: a verdict on the step; 2: the
-    rest."""
-    if f.est_saving_ns is not None and f.est_saving_ns >= MIN_RANKED_SHARE * wall:
+def _tier(f: Finding, wall: int, verdicts: set[str | None] | None = None) -> int:
+    """0: saves at least MIN_RANKED_SHARE of the step, on the part a verdict is about (or
+    with no verdict), or ACROSS_VERDICT_SHARE on another part; 1: a verdict on the step;
+    2: the rest."""
+    saved = f.est_saving_ns if f.est_saving_ns is not None else -1
+    on_verdict = not verdicts or part_of(f) in verdicts
+    if saved >= MIN_RANKED_SHARE * wall and (on_verdict or saved >= ACROSS_VERDICT_SHARE * wall):
         return 0
     return 1 if f.rule in VERDICTS else 2
 
