@@ -29,6 +29,7 @@ def _point_json(p: Point) -> dict[str, Any]:
         "reserved_bytes": p.reserved,
         "free_cached_bytes": p.free_cached,
         "largest_free_bytes": p.largest_free,
+        "categories": {k or "unknown": v for k, v in p.categories.items()},
     }
 
 
@@ -155,6 +156,7 @@ def _device_text(w: Any, rep: MemoryReport, d: DeviceReport, ascii_only: bool) -
     if p.largest_free is not None:
         w(f"    largest free block {fmt.size(p.largest_free)}\n")
     _sites_text(w, p.sites, "  live by source line")
+    _categories_text(w, p.categories)
     _steps_text(w, d)
     for o in d.ooms:
         _oom_text(w, o, ascii_only)
@@ -169,6 +171,15 @@ def _sites_text(w: Any, sites: list[SiteBytes], title: str) -> None:
         w(f"    {fmt.size(s.bytes):>12}  {s.count:>6}  {fmt.clean(where, 80)}\n")
     if len(sites) > TEXT_SITES:
         w(f"    … {len(sites) - TEXT_SITES} more lines (--format json or csv has them all)\n")
+
+
+def _categories_text(w: Any, cats: dict[str, int]) -> None:
+    known = {k: v for k, v in cats.items() if k}
+    if not known:
+        return
+    parts = sorted(cats.items(), key=lambda kv: -kv[1])
+    w("  by what it is for: ")
+    w(", ".join(f"{k or 'unknown'} {fmt.size(v)}" for k, v in parts) + "\n")
 
 
 def _steps_text(w: Any, d: DeviceReport) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from tuiperf.load.gpumem import categories
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model import arrays as A
 from tuiperf.model.timeline.callsites import frames_of, site_rows
@@ -64,14 +65,15 @@ def _with_sites(
     user = site_rows(trace, "nvtx")
     frames = frames_of(trace)
     text = A.strings(nvtx, "text")
-    keys: dict[tuple[str, int, str], int] = {}
+    keys: dict[tuple[str, int, str, str], int] = {}
     site = np.full(len(owner), -1, np.int64)
     for i, r in enumerate(owner.tolist()):
         if r < 0:
             continue
         f = frames.site(int(user[r])) if len(user) and user[r] >= 0 else None
-        key = (f.file, f.line, f.function) if f else (f"<{text[r]}>", 0, str(text[r]))
-        site[i] = keys.setdefault(key, len(keys))
+        cat = categories.of_range(str(text[r]))
+        where = (f.file, f.line, f.function) if f else (f"<{text[r]}>", 0, str(text[r]))
+        site[i] = keys.setdefault((*where, cat), len(keys))
     names = list(keys)
     sites = pa.table(
         {
@@ -79,6 +81,7 @@ def _with_sites(
             "file": pa.array([k[0] for k in names], pa.string()),
             "line": pa.array([k[1] for k in names], pa.int32()),
             "function": pa.array([k[2] for k in names], pa.string()),
+            "category": pa.array([k[3] for k in names], pa.string()),
         },
         schema=T.SITES,
     )

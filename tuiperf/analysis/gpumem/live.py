@@ -64,6 +64,7 @@ def _state_sites(data: T.MemoryData, device: int) -> list[SiteBytes]:
 
 
 def _group(data: T.MemoryData, site: np.ndarray, size: np.ndarray) -> list[SiteBytes]:
+    """Bytes and allocations by user frame (a line's categories merged)."""
     if len(site) == 0:
         return []
     uniq, inv = np.unique(site, return_inverse=True)
@@ -71,13 +72,30 @@ def _group(data: T.MemoryData, site: np.ndarray, size: np.ndarray) -> list[SiteB
     count = np.bincount(inv, minlength=len(uniq))
     files, lines = data.sites["file"].to_pylist(), data.sites["line"].to_pylist()
     funcs = data.sites["function"].to_pylist()
-    out = []
+    merged: dict[tuple[str, int, str], list[int]] = {}
     for s, b, c in zip(uniq.tolist(), total.tolist(), count.tolist()):
-        if 0 <= s < len(files):
-            out.append(SiteBytes(files[s], lines[s], funcs[s], b, c))
-        else:
-            out.append(SiteBytes(NO_SITE, 0, "", b, c))
-    return out
+        known = 0 <= s < len(files) and files[s]
+        key = (files[s], lines[s], funcs[s]) if known else (NO_SITE, 0, "")
+        acc = merged.setdefault(key, [0, 0])
+        acc[0] += b
+        acc[1] += c
+    return [SiteBytes(f, ln, fn, b, c) for (f, ln, fn), (b, c) in merged.items()]
+
+
+def categories_at(data: T.MemoryData, m: DeviceMemory, at: int) -> dict[str, int]:
+    """Bytes live after event position `at` by category (categories.py; "" unknown,
+    which holds what was allocated before the recording)."""
+    if len(m) == 0 or at < 0:
+        return {}
+    pos = live_rows(m, at)
+    site = A.ints(data.events.take(m.rows[pos]), "site", -1) if len(pos) else np.zeros(0, int)
+    cats = data.sites["category"].to_pylist()
+    lut = np.array([*cats, ""], dtype=object)
+    out: dict[str, int] = {}
+    for c, b in zip(lut[site].tolist(), m.replayed.block[pos].tolist()):
+        out[c] = out.get(c, 0) + b
+    out[""] = out.get("", 0) + int(m.allocated[at]) - int(m.replayed.block[pos].sum())
+    return {k: v for k, v in out.items() if v}
 
 
 def largest_free(data: T.MemoryData, m: DeviceMemory, at: int) -> int | None:

@@ -16,6 +16,7 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.analysis.gpumem.live import BEFORE, NO_SITE, SiteBytes, live_rows
 from tuiperf.analysis.gpumem.summary import DeviceReport, MemoryReport, Oom, StepMemory
+from tuiperf.load.gpumem import categories
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -38,7 +39,11 @@ FRAG_MAX_LARGEST = 0.5
 RULE_CREEP = "memory_creep"
 RULE_FRAG = "memory_fragmentation"
 RULE_OOM = "out_of_memory"
-RULES = (RULE_CREEP, RULE_FRAG, RULE_OOM)
+RULE_PEAK = "memory_peak_makeup"
+RULES = (RULE_CREEP, RULE_FRAG, RULE_OOM, RULE_PEAK)
+#: the peak is "dominated" by activations / optimizer state from these shares of it on
+ACTIVATIONS_SHARE = 0.5
+OPTIMIZER_SHARE = 0.3
 
 EXPANDABLE = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 _SITE_HEADERS = {"site": "Source line", "bytes": "Bytes", "count": "Allocations"}
@@ -48,6 +53,7 @@ def memory_findings(rep: MemoryReport) -> list[Finding]:
     out: list[Finding] = []
     for d in rep.devices:
         out += creep_by_steps(d) + creep_by_line(rep, d) + fragmentation(rep, d)
+        out += peak_makeup(rep, d)
         out += [out_of_memory(rep, d, o) for o in d.ooms]
     return out
 
@@ -250,6 +256,47 @@ def _frag_fix(rep: MemoryReport) -> Fix:
         "stop large blocks being split).",
         EXPANDABLE,
     )
+
+
+# -- what the peak is made of ---------------------------------------------------------
+def peak_makeup(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
+    """Activations from ACTIVATIONS_SHARE of the allocated bytes, or optimizer state from
+    OPTIMIZER_SHARE, at the report's moment (categories the stacks tell)."""
+    p = d.at
+    total = p.allocated or 0
+    if total <= 0:
+        return []
+    out = []
+    for cat, share, fix in (
+        (categories.ACTIVATIONS, ACTIVATIONS_SHARE, _ACTIVATIONS_FIX),
+        (categories.OPTIMIZER, OPTIMIZER_SHARE, _OPTIMIZER_FIX),
+    ):
+        held = p.categories.get(cat, 0)
+        if held >= share * total:
+            msg = (
+                f"GPU {d.device}: at the {_moment(rep)} {cat} hold {fmt.size(held)} of the "
+                f"{fmt.size(total)} allocated ({held / total:.0%})."
+            )
+            metrics = {"device": d.device, "category": cat, "bytes": held, "allocated_bytes": total}
+            title = f"The peak is mostly {cat}"
+            out.append(
+                _finding(RULE_PEAK, Severity.INFO, title, msg, fix, Evidence.empty(), metrics)
+            )
+    return out
+
+
+_ACTIVATIONS_FIX = Fix(
+    "Keep fewer activations for the backward pass: activation checkpointing on the largest "
+    "blocks, a smaller micro-batch with gradient accumulation, or bf16 autocast.",
+    "from torch.utils.checkpoint import checkpoint\n"
+    "y = checkpoint(block, x, use_reentrant=False)   # recompute in backward",
+)
+_OPTIMIZER_FIX = Fix(
+    "Shrink the optimizer state: a fused optimizer (no per-parameter temporaries), 8-bit or "
+    "factored states, or shard it across ranks (ZeroRedundancyOptimizer, FSDP).",
+    "opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)\n"
+    "# or: torch.distributed.optim.ZeroRedundancyOptimizer(params, torch.optim.AdamW, lr=lr)",
+)
 
 
 # -- out of memory ---------------------------------------------------------------------

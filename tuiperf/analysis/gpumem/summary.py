@@ -10,7 +10,7 @@ import numpy as np
 
 from tuiperf.analysis.budget.steps import Steps
 from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes, per_device
-from tuiperf.analysis.gpumem.live import SiteBytes, largest_free, sites_at
+from tuiperf.analysis.gpumem.live import SiteBytes, categories_at, largest_free, sites_at
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model import arrays as A
 
@@ -27,6 +27,8 @@ class Point:
     reserved: int
     largest_free: int | None
     sites: list[SiteBytes]
+    #: bytes by what they are for (load/gpumem/categories.py), where the stacks say
+    categories: dict[str, int] = field(default_factory=dict)
 
     @property
     def free_cached(self) -> int | None:
@@ -120,6 +122,7 @@ def point(data: T.MemoryData, m: DeviceMemory, idx: int) -> Point:
         int(m.reserved[idx]),
         largest_free(data, m, idx),
         sites_at(data, m, idx) if m.has_allocated else [],
+        categories_at(data, m, idx) if m.has_allocated else {},
     )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.errors import BadReportError
-from tuiperf.load.gpumem import pickle_stream
+from tuiperf.load.gpumem import categories, pickle_stream
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model.timeline.callsites import is_user_file
 
@@ -30,11 +30,11 @@ def is_snapshot(head: bytes) -> bool:
 
 
 class Sites:
-    """User frames, each kept once; a stack's site found once per distinct stack."""
+    """(user frame, category) pairs, each kept once; a stack's found once per stack."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, int, str]] = []
-        self._index: dict[tuple[str, int, str], int] = {}
+        self.rows: list[tuple[str, int, str, str]] = []
+        self._index: dict[tuple[str, int, str, str], int] = {}
         self._of_stack: dict[int, int] = {}
         self._keep: list[Any] = []  # the stacks cached by id, kept alive
 
@@ -47,27 +47,34 @@ class Sites:
         return got
 
     def _find(self, stack: tuple[tuple[str, int, str], ...]) -> int:
+        cat = categories.of_frames(stack)
+        user = ("", 0, "")
         for f in stack:  # innermost first
             if type(f) is not tuple or len(f) != 3 or type(f[0]) is not str:
                 continue
             if _is_python(f[0]) and is_user_file(f[0]):
-                return self._index.setdefault(f, self._add(f))
-        return -1
-
-    def _add(self, f: tuple[str, int, str]) -> int:
-        if f in self._index:
-            return self._index[f]
-        self.rows.append(f)
-        return len(self.rows) - 1
+                user = f
+                break
+        if user[0] == "" and not cat:
+            return -1
+        key = (*user, cat)
+        got = self._index.get(key)
+        if got is None:
+            got = self._index[key] = len(self.rows)
+            self.rows.append(key)
+        return got
 
     def table(self) -> pa.Table:
         n = len(self.rows)
+        cols = zip(*self.rows) if n else ((), (), (), ())
+        file, line, function, category = (list(c) for c in cols)
         return pa.table(
             {
                 "site": pa.array(range(n), pa.int32()),
-                "file": pa.array([r[0] for r in self.rows], pa.string()),
-                "line": pa.array([r[1] for r in self.rows], pa.int32()),
-                "function": pa.array([r[2] for r in self.rows], pa.string()),
+                "file": pa.array(file, pa.string()),
+                "line": pa.array(line, pa.int32()),
+                "function": pa.array(function, pa.string()),
+                "category": pa.array(category, pa.string()),
             },
             schema=T.SITES,
         )

@@ -48,7 +48,17 @@ EVENTS = pa.schema(
         ("tid", I64),
     ]
 )
-SITES = pa.schema([("site", I32), ("file", pa.string()), ("line", I32), ("function", pa.string())])
+#: a user frame and what its allocations are for (categories.py; "" unknown); `file` is ""
+#: when the stack has no user frame
+SITES = pa.schema(
+    [
+        ("site", I32),
+        ("file", pa.string()),
+        ("line", I32),
+        ("function", pa.string()),
+        ("category", pa.string()),
+    ]
+)
 SEGMENTS = pa.schema(
     [
         ("device", I32),
