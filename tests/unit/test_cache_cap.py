@@ -297,3 +297,30 @@ def test_bad_sizes_one_line(reports: dict[str, Path], tmp_path: Path) -> None:
     res = run_cli("cache", "list", "--cache-dir", str(cache), env={"TUIPERF_CACHE_MAX": "0"})
     assert_one_line_error(res, 2)
     assert not cache.exists() or entry_dirs(cache) == {}
+
+
+def test_cache_dir_that_is_a_file(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "f"
+    not_a_folder.write_text("x")
+    for action in ("list", "clear"):
+        res = run_cli("cache", action, "--cache-dir", str(not_a_folder))
+        assert_one_line_error(res, 1)
+    assert not_a_folder.read_text() == "x"
+    res = run_cli("cache", "list", "--cache-dir", str(tmp_path / "none"))
+    assert res.returncode == 0 and res.stdout == f"0 entries, 0 B in {tmp_path / 'none'} (no cap)\n"
+
+
+def test_a_changed_reports_old_entry_goes_even_in_use(
+    reports: dict[str, Path], tmp_path: Path
+) -> None:
+    """The entry of the report as it was is dropped when it is converted again, even while
+    a trace still maps it (as before eviction existed); that trace still reads its rows."""
+    cache = tmp_path / "c"
+    old = open_trace(reports["a"], OpenOptions(cache_dir=cache))
+    old_entry = Path(old.meta.cache_path or "")
+    later = old_entry.stat().st_mtime + 10
+    os.utime(reports["a"], (later, later))
+    new = open_trace(reports["a"], OpenOptions(cache_dir=cache))
+    assert not new.meta.from_cache and not old_entry.exists()
+    assert list(entry_dirs(cache).values()) == [Path(new.meta.cache_path or "")]
+    assert old.table("kernels", ["start"]).num_rows == kernel_rows(reports["a"])

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tuiperf.errors import CacheError
 from tuiperf.load.cache import usage
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION
 
@@ -97,13 +98,16 @@ def list_entries(root: Path) -> list[Entry]:
         found = [describe(p) for p in root.iterdir() if is_entry(p)]
     except FileNotFoundError:
         return []
+    except OSError as e:  # not a folder, not readable
+        raise CacheError(f"{root}: cannot read the cache ({e.strerror or e})") from e
     return sorted(found, key=lambda e: (e.last_used_ns, e.path.name))
 
 
-def remove(entry: Path) -> bool:
-    """Remove `entry` unless a process holds it; whether it went."""
+def remove(entry: Path, in_use_too: bool = False) -> bool:
+    """Remove `entry` unless a process holds it (`in_use_too`: even then, as for the entry
+    of a report that has changed since); whether it went."""
     lock = usage.try_exclusive(entry)
-    if lock is None:
+    if lock is None and not in_use_too:
         return not entry.exists()
     trash = entry.parent / f".tmp-{os.getpid()}-evict-{secrets.token_hex(6)}"
     try:
@@ -111,7 +115,8 @@ def remove(entry: Path) -> bool:
     except OSError:
         return not entry.exists()
     finally:
-        lock.close()
+        if lock is not None:
+            lock.close()
     shutil.rmtree(trash, ignore_errors=True)
     return True
 

@@ -216,7 +216,9 @@ class Cache:
         prefix = f"{key.stem}-{key.path_hash}-"
         for d in self.root.glob(f"{key.stem}-{key.path_hash}-*"):
             if d.name.startswith(prefix) and d.name != key.dirname:
-                entries.remove(d)  # unless a process still has it open
+                # even if a process has it open: its report has changed (the tables it
+                # maps stay readable; its details would be refused as changed anyway)
+                entries.remove(d, in_use_too=True)
 
     def _sweep_temps(self) -> None:
         """Remove temporary folders of conversions (and of `nsys export`s) whose process
