@@ -170,9 +170,10 @@ async def test_export_key_writes_the_csv_in_the_current_directory(
         t = await ready(pilot)
         await pilot.press("2", "e")
         await pilot.pause()
+        out = t.default_export_path()  # the name proposed (a fresh one: nothing is there yet)
+        assert not out.exists()
         await pilot.press("enter")
         await settle(pilot)
-        out = t.default_export_path()
         assert out.parent == tmp_path and out.name.endswith(".kernels.csv")
         rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
         assert rows[0] == C.export_names(C.columns("kernels"))  # the full schema, any width
