@@ -170,3 +170,36 @@ def test_unsplit_block_counts_whole_in_allocated(tmp_path: Path) -> None:
     assert d.curve.before_allocated == 0  # the replay ends where the dump's blocks are
     assert int(d.curve.allocated[-1]) == 20 * MB
     assert int(d.curve.requested[-1]) == 19 * MB
+
+
+def test_expandable_segments_map_and_unmap(tmp_path: Path) -> None:
+    """segment_map / segment_unmap (expandable segments) move reserved like segment
+    alloc / free: 20 + 40 - 20 MiB by hand."""
+    s = Snap()
+    s.segment(0, 20 * MB)
+    trace = s.traces[0]
+    trace[0]["action"] = "segment_map"
+    trace.append({**trace[0], "addr": 20 * MB, "size": 40 * MB, "time_us": s.t + 10})
+    trace.append({**trace[0], "action": "segment_unmap", "time_us": s.t + 20})
+    snap = s.snapshot()
+    snap["segments"] = [
+        {
+            **snap["segments"][0],
+            "address": 20 * MB,
+            "total_size": 40 * MB,
+            "blocks": [
+                {
+                    "address": 20 * MB,
+                    "size": 40 * MB,
+                    "requested_size": 0,
+                    "state": "inactive",
+                    "frames": [],
+                }
+            ],
+        }
+    ]
+    p = tmp_path / "x.pickle"
+    p.write_bytes(pickle.dumps(snap))
+    (d,) = build(load_snapshot(p)).devices
+    assert d.curve.reserved.tolist() == [20 * MB, 60 * MB, 40 * MB]
+    assert d.peak_reserved == 60 * MB and d.curve.before_reserved == 0

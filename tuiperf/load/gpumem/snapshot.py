@@ -22,6 +22,9 @@ from tuiperf.model.timeline.callsites import is_user_file
 #: a pickle stream starts with PROTO (protocol 2+) and the snapshot dict
 MAGIC = b"\x80"
 _CODE = {a: i for i, a in enumerate(T.ACTIONS)}
+#: expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) map and unmap
+#: pages of one large segment: reserved grows and shrinks as with segment_alloc/free
+_CODE |= {"segment_map": _CODE[T.SEG_ALLOC], "segment_unmap": _CODE[T.SEG_FREE]}
 NULL = -(1 << 63)
 
 
