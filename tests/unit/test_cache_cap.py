@@ -324,3 +324,18 @@ def test_a_changed_reports_old_entry_goes_even_in_use(
     assert not new.meta.from_cache and not old_entry.exists()
     assert list(entry_dirs(cache).values()) == [Path(new.meta.cache_path or "")]
     assert old.table("kernels", ["start"]).num_rows == kernel_rows(reports["a"])
+
+
+def test_profile_hands_the_cap_to_the_report_it_opens() -> None:
+    import argparse
+
+    from tuiperf.commands import analyze, profile
+
+    p = argparse.ArgumentParser()
+    profile.prepare(p)
+    args = p.parse_args(["--cache-max", "2M", "--", "python", "train.py"])
+    flags = profile._cache_flags(args)
+    assert flags == ["--cache-max", str(2 << 20)]
+    a = argparse.ArgumentParser()
+    analyze.prepare(a)
+    assert a.parse_args(["run.nsys-rep", *flags]).cache_max == 2 << 20

@@ -198,6 +198,8 @@ def _finish(args: argparse.Namespace, report: Path | None, status: int, steps: b
 
 def _cache_flags(args: argparse.Namespace) -> list[str]:
     flags = ["--cache-dir", str(args.cache_dir)] if args.cache_dir else []
+    if getattr(args, "cache_max", None) is not None:
+        flags += ["--cache-max", str(args.cache_max)]  # bytes, parsed once already
     return flags + [f for f, on in (("--no-cache", args.no_cache), ("-q", args.quiet)) if on]
 
 
