@@ -58,8 +58,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Never touch the user's cache: every test session gets its own."""
     root = tmp_path_factory.getbasetemp() / "tuiperf-cache"
     monkeypatch.setenv("TUIPERF_CACHE_DIR", str(root))
-    # nor the user's config (the viewer's lane layouts)
-    monkeypatch.setenv("TUIPERF_CONFIG_DIR", str(tmp_path_factory.getbasetemp() / "config"))
+    # nor the user's config, and a fresh one per test: a lane layout one test saves (`c`
+    # folds a group) is never the next test's
+    monkeypatch.setenv("TUIPERF_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     monkeypatch.delenv("TUIPERF_NSYS", raising=False)
     monkeypatch.delenv("TUIPERF_NO_CACHE", raising=False)
 
