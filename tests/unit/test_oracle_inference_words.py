@@ -93,6 +93,9 @@ def test_words_and_snippets_by_hand() -> None:
         "a value read back (the next token, or a stop check)."
     )
     assert words("retraining steps") == "retraining steps"
+    assert words("The training thread was descheduled") == "The loop thread was descheduled"
+    assert words("by the training thread's samples") == "by the loop thread's samples"
+    assert words("Training steps hold") == "Steps hold"
     code = "with torch.autocast('cuda'):\n    loss = loss_fn(model(x), y)"
     assert snippet(code) == "with torch.autocast('cuda'):\n    out = model(x)"
 

@@ -17,7 +17,7 @@ from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.cpu_hotspot import top_cpu_op
 from tuiperf.analysis.budget.descheduled import descheduled
 from tuiperf.analysis.budget.step_budget import SHORT, Budget
-from tuiperf.analysis.budget.step_samples import StepSamples, step_samples
+from tuiperf.analysis.budget.step_samples import SHOWN_SHARE, StepSamples, step_samples
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -164,7 +164,9 @@ def _sampled(got: StepSamples | None, nums: dict[str, float]) -> str:
     if got is None:
         return ""
     nums["cpu_samples"] = got.samples + got.python_samples
-    named = ", ".join(f"{h.label} {h.share:.0%}" for h in got.top)
+    named = ", ".join(f"{h.label} {h.share:.0%}" for h in got.top) or (
+        f"a flat profile, no function holds {SHOWN_SHARE:.0%} of them"
+    )
     first = "Python functions first, native below" if got.python_samples else "native code"
     text = (
         f" Where that CPU time goes, by the training thread's CPU samples in these steps "
@@ -291,11 +293,12 @@ def _cpu_fix(n: dict[str, float], hot_op: str = "", facts: RunFacts | None = Non
         )
     else:
         levers.append("3) foreach/fused optimizers (fused=True): a few kernels for all parameters;")
-    levers = [_renumber(x, i) for i, x in enumerate(levers, 0 if hot_op else 1)]
     levers.append(
         f"4) fewer small ops: {n['small_kernel_share']:.0%} of the kernels run under "
         f"{fmt.duration(SMALL_KERNEL_NS)} (fuse elementwise ops, avoid per-element Python loops)."
     )
+    # numbered as they stand (a lever the run already uses leaves no gap)
+    levers = [_renumber(x, i) for i, x in enumerate(levers, 0 if hot_op else 1)]
     base = fixes.fix_for("cpu_bound")
     lead = (
         "The GPU waits on CPU work in the step"

@@ -17,8 +17,9 @@ from dataclasses import replace
 from tuiperf.analysis.findings import Finding, Fix
 from tuiperf.analysis.rules.run_facts import RunFacts
 
-#: "training step(s)"/"training loop" → the words that hold for any loop
-_TRAINING = re.compile(r"\btraining (steps?|loop)\b")
+#: "training step(s)"/"training loop"/"training thread" → the words that hold for any loop
+_TRAINING = re.compile(r"\b([Tt])raining (steps?|loop|thread)\b")
+_ANY_LOOP = {"thread": "loop thread"}
 #: a snippet's training line → the forward pass of an inference call
 _LOSS_LINE = re.compile(r"loss = loss_fn\(model\(x\), y\)")
 _FORWARD = "out = model(x)"
@@ -63,7 +64,12 @@ _TOKEN_READ = "a value read back (the next token, or a stop check)"
 
 def words(text: str) -> str:
     """`text` with "training step(s)"/"training loop" said of any loop."""
-    return _TRAINING.sub(lambda m: m.group(1), text).replace(_LOSS_READ, _TOKEN_READ)
+    return _TRAINING.sub(_any_loop, text).replace(_LOSS_READ, _TOKEN_READ)
+
+
+def _any_loop(m: re.Match[str]) -> str:
+    word = _ANY_LOOP.get(m.group(2), m.group(2))
+    return word[0].upper() + word[1:] if m.group(1) == "T" else word
 
 
 def snippet(code: str) -> str:
