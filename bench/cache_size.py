@@ -241,6 +241,13 @@ def render(results: dict[str, dict], tiled: str, before: dict[str, dict] | None)
             f"{_m(t['lz4'][0])} / {_m(t['lz4'][1])} | {_m(t['zstd'][0])} / "
             f"{_m(t['zstd'][1])} | {_m(t['narrowed_zstd'][0])} |"
         )
+    tables = big["columns"].values()
+    rep = big["report"]
+    now, narrow = sum(t["stored"] for t in tables), sum(t["narrowed"] for t in tables)
+    lines.append(
+        f"| these tables, × the report | | {_m(now)} ({_x(now, rep)}) | {_m(narrow)} "
+        f"({_x(narrow, rep)}) | | | |"
+    )
     for tname, t in big["columns"].items():
         lines += ["", f"### {tname} ({t['rows']:,} rows)", ""]
         lines += ["| column | type | stored MiB | B/row | narrowest type |"]
