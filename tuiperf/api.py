@@ -109,7 +109,7 @@ def memory(
 
     opts = OpenOptions(use_cache=use_cache and not settings.no_cache())
     inputs = open_memory(Path(path), Path(other) if other is not None else None, opts)
-    return memory_report(inputs.memory, inputs.trace, at_ns)
+    return memory_report(inputs.memory, inputs.trace, at_ns, inputs.timeline_memory)
 
 
 @dataclass(frozen=True, eq=False)
@@ -370,15 +370,13 @@ class Profile:
         from tuiperf.load.gpumem.snapshot import load_snapshot
 
         trace = self._timeline()
+        own = timeline_memory(trace, Path(trace.meta.source))
         if snapshot is not None:
-            data = load_snapshot(Path(snapshot))
-        else:
-            found = timeline_memory(trace, Path(trace.meta.source))
-            if found is None:
-                why = NO_KINETO_MEMORY if trace.meta.format == det.KINETO else NO_NSYS_MEMORY
-                raise UsageError(f"{trace.meta.source}: {why}")
-            data = found
-        return memory_report(data, trace, at_ns)
+            return memory_report(load_snapshot(Path(snapshot)), trace, at_ns, own)
+        if own is None:
+            why = NO_KINETO_MEMORY if trace.meta.format == det.KINETO else NO_NSYS_MEMORY
+            raise UsageError(f"{trace.meta.source}: {why}")
+        return memory_report(own, trace, at_ns)
 
     def sql(self, query: str, limit: int | None = None) -> pa.Table:
         """One SELECT over the views of `tuiperf sql` (docs/sql.md), read-only, as an Arrow

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     at = _at(args.at)
     inputs = open_memory(args.report_path, args.other_path, open_options(args))
     end_progress(args)
-    rep = memory_report(inputs.memory, inputs.trace, at)
+    rep = memory_report(inputs.memory, inputs.trace, at, inputs.timeline_memory)
     if inputs.trace is not None:
         rep.findings = _with_churn(rep.findings, inputs.trace)
     with open_output(args.output) as out:

@@ -76,7 +76,9 @@ def action_codes(ev: pa.Table) -> np.ndarray:
 def _times(data: T.MemoryData, ev: pa.Table) -> np.ndarray:
     t = A.ints(ev, "time_ns", -1)
     if data.kind == T.SNAPSHOT and (t >= 0).any():
-        t = np.where(t >= 0, t - int(t[t >= 0].min()), -1)  # from the first recorded entry
+        origin = data.epoch_origin_ns  # a timeline's time 0, else the first entry
+        origin = int(t[t >= 0].min()) if origin is None else origin
+        t = np.where(t >= 0, t - origin, -1)
     return t
 
 

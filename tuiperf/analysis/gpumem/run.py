@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pyarrow.compute as pc
+
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.gpumem.attribute import attribute
 from tuiperf.analysis.gpumem.rules import memory_findings
@@ -12,17 +14,39 @@ from tuiperf.model.trace import Trace
 
 
 def memory_report(
-    data: T.MemoryData, trace: Trace | None = None, at_ns: int | None = None
+    data: T.MemoryData,
+    trace: Trace | None = None,
+    at_ns: int | None = None,
+    timeline: T.MemoryData | None = None,
 ) -> MemoryReport:
+    """The report of `data`; `trace` adds steps (and attributes torch.profiler's events),
+    `timeline` (the trace's own memory events) puts a snapshot on the trace's clock."""
     ctx = Ctx(trace) if trace is not None else None
     steps = ctx.steps if ctx is not None else None
+    notes: list[str] = []
     if trace is not None and data.kind == T.KINETO:
         data = attribute(data, trace)
+    if trace is not None and data.kind == T.SNAPSHOT:
+        notes.append(_align(data, trace, timeline))
     rep = build(data, steps, at_ns)
+    rep.notes += [n for n in notes if n]
     rep.findings = memory_findings(rep)
-    if data.kind == T.SNAPSHOT and trace is not None:
-        rep.notes.append(
-            "the snapshot's clock is its own: per-step memory comes from the timeline's "
-            "memory events, not the snapshot"
-        )
     return rep
+
+
+def _align(data: T.MemoryData, trace: Trace, timeline: T.MemoryData | None) -> str:
+    """Put the snapshot's epoch times on the trace's clock when the trace says its epoch
+    (torch.profiler's baseTimeNanoseconds) and the two overlap; else say why not."""
+    origin = timeline.epoch_origin_ns if timeline is not None else None
+    span = trace.time_range()
+    t = data.events["time_ns"].drop_null()
+    if origin is None or span is None or len(t) == 0:
+        return (
+            "the snapshot keeps its own clock (the timeline does not give its epoch): "
+            "per-step memory is not taken from it"
+        )
+    lo, hi = pc.min_max(t).values()
+    if int(hi.as_py()) - origin < span[0] or int(lo.as_py()) - origin > span[1]:
+        return "the snapshot's times do not overlap the timeline's: not aligned (another run?)"
+    data.epoch_origin_ns = origin
+    return ""

@@ -98,7 +98,8 @@ def _device(
     rep = DeviceReport(
         m.device, m, peak_a, _max(m.reserved, m.before_reserved), point(data, m, idx)
     )
-    if steps is not None and steps.found and data.kind != T.SNAPSHOT and len(m):
+    on_clock = data.kind != T.SNAPSHOT or data.epoch_origin_ns is not None
+    if steps is not None and steps.found and on_clock and len(m):
         rep.steps = step_memory(m, steps)
         rep.trend_bytes_per_step = trend([s for s in rep.steps if s.steady])
     rep.ooms = ooms(data, m)

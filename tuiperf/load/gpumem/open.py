@@ -52,5 +52,5 @@ def open_memory(
 
 def timeline_memory(trace: Trace, path: Path) -> T.MemoryData | None:
     if trace.meta.format == det.KINETO:
-        return from_kineto(path)
+        return from_kineto(path) if path.is_file() else None  # a converted copy: no JSON
     return from_nsys(trace)

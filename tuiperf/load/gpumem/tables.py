@@ -104,6 +104,10 @@ class MemoryData:
     #: the allocator settings the snapshot records (PYTORCH_CUDA_ALLOC_CONF), if any
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: epoch ns of this source's time 0, when it says (torch.profiler's
+    #: baseTimeNanoseconds); a snapshot's times are epoch ns, shifted by the timeline's
+    #: origin when one of the same run is given, else by its first entry
+    epoch_origin_ns: int | None = None
 
     @property
     def devices(self) -> list[int]:

@@ -96,4 +96,5 @@ def from_kineto(path: Path) -> T.MemoryData | None:
         schema=T.EVENTS,
     )
     notes = [f"{rows.skipped} [memory] events without numbers skipped"] if rows.skipped else []
-    return T.MemoryData(T.KINETO, str(path), events, notes=notes)
+    origin = rows.base_ns + t0 if rows.base_ns is not None else None
+    return T.MemoryData(T.KINETO, str(path), events, notes=notes, epoch_origin_ns=origin)

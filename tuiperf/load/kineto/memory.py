@@ -30,6 +30,8 @@ class MemoryRows:
     )
     t0_us: float = float("inf")
     skipped: int = 0
+    #: the header's baseTimeNanoseconds: epoch ns = base + ts in ns (None when absent)
+    base_ns: int | None = None
 
     def __len__(self) -> int:
         return len(self.cols["ts"])
@@ -37,13 +39,16 @@ class MemoryRows:
 
 def read_memory_events(path: Path) -> MemoryRows:
     out = MemoryRows()
-    for ev in TraceStream(path):
+    stream = TraceStream(path)
+    for ev in stream:
         ts = ev.get("ts")
         if (type(ts) is not float and type(ts) is not int) or not -_FAR < ts < _FAR:
             continue
         out.t0_us = min(out.t0_us, ts)
         if ev.get("name") == MEMORY_NAME:
             _add(out, ev, ts)
+    base = stream.header.get("baseTimeNanoseconds")
+    out.base_ns = base if type(base) is int else None
     return out
 
 
