@@ -72,6 +72,20 @@ def test_bytes_by_category_at_the_peak(tmp_path: Path) -> None:
     assert line.bytes == (40 + 80 + 100 + 2) * MB
 
 
+def test_categories_in_json(tmp_path: Path) -> None:
+    from tuiperf.report.gpumem import json_report
+
+    rep, _ = _snap(tmp_path, acts=100 * MB, opt=80 * MB)
+    got = json_report(rep)["categories"]
+    assert got == {
+        "parameters": 40 * MB,
+        "optimizer": 80 * MB,
+        "activations": 100 * MB,
+        "backward": 2 * MB,
+        "unknown": 2 * MB,
+    }
+
+
 def test_peak_makeup_thresholds(tmp_path: Path) -> None:
     # allocated = 40 + opt + acts + 4 MiB; activations exactly half of it
     rep, d = _snap(tmp_path, acts=100 * MB, opt=56 * MB)

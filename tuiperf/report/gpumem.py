@@ -97,6 +97,7 @@ def json_report(rep: MemoryReport, rows: int | None = None) -> dict[str, Any]:
                 "free_cached_bytes",
                 "largest_free_bytes",
                 "trend_bytes_per_step",
+                "categories",
             )
         },
         "top_sites": main.get("top_sites", []),
