@@ -12,6 +12,8 @@ dispatch keys to it (`tui-floors`).
                     listed table and its rows, their cells
       flame.py      the CPU samples screen: one thread's samples as a tree, top-down or
                     bottom-up
+      layout.py     lane control: hidden, pinned and moved lanes, folded groups, OS runtime
+                    lanes bundled; saved per report
       range.py      the range statistics screen (`R`): which range (marks, selection,
                     visible window) and the table's sections
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiperf.model.timeline.lanes import LaneSet
+from tuiperf.model.timeline.lanes import Group, LaneSet
 from tuiperf.model.timeline.viewport import PAGE_FRACTION, STEP_FRACTION, Viewport, ZoomStack
 from tuiperf.model.trace import Trace
+from tuiperf.tui.viewstate import layout as L
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,12 @@ class TimelineState:
 
     def __init__(self) -> None:
         self.trace: Trace | None = None
+        #: the report's lanes (`base`) and what the layout shows of them (`lanes`: same lane
+        #: indices, other groups: viewstate/layout.py)
+        self.base: LaneSet | None = None
         self.lanes: LaneSet | None = None
+        self.layout = L.Layout()
+        self._bundles: dict[str, list[Group]] = {}
         self.vp = Viewport.fit(0, 1, 1)
         self.rows: list[Row] = []
         self.collapsed: set[int] = set()
@@ -64,12 +70,25 @@ class TimelineState:
 
     # --- data -------------------------------------------------------------------------
 
-    def set_data(self, trace: Trace, lanes: LaneSet, columns: int) -> None:
-        """Show `lanes` whole, the time cursor in the middle."""
-        self.trace, self.lanes = trace, lanes
+    def set_data(
+        self, trace: Trace, lanes: LaneSet, columns: int, layout: L.Layout | None = None
+    ) -> None:
+        """Show `lanes` whole (as `layout` arranges them), the time cursor in the middle."""
+        self.trace, self.base = trace, lanes
+        self.layout = layout or L.Layout()
+        self._bundles = L.bundles(lanes)
         self.vp = Viewport.fit(lanes.lo, lanes.hi, columns)
         self.cursor_t = (self.vp.start + self.vp.end) / 2
+        self.arrange()
+
+    def arrange(self, keep: int | None = None) -> None:
+        """Groups and rows again from the layout; the lane cursor on lane `keep` if shown."""
+        assert self.base is not None
+        self.lanes, self.collapsed = L.arrange(self.base, self.layout, self._bundles)
         self.rebuild_rows()
+        if keep is not None:
+            at = [r for r, row in enumerate(self.rows) if row.lane == keep]
+            self.row_cursor = at[0] if at else self.row_cursor
 
     def rebuild_rows(self) -> None:
         """Rows from the groups (a folded group shows its header only); the cursor stays
@@ -218,14 +237,60 @@ class TimelineState:
         if row is None:
             return False
         self.collapsed ^= {row.group}
+        assert self.lanes is not None
+        self.layout.folded[self.lanes.groups[row.group].key] = row.group in self.collapsed
         self.rebuild_rows()
         self.row_cursor = self.rows.index(Row(row.group, None))
         self.scroll_to_cursor(page)
         return True
 
+    # --- lane control: hide, pin, move (viewstate/layout.py) ---------------------------
+
+    def hide_lane(self) -> str | None:
+        """Hide the lane under the cursor: its label, None on a group header."""
+        li = self.current_lane
+        if li is None or self.base is None:
+            return None
+        L.hide(self.layout, self.base.lanes[li])
+        r = self.row_cursor
+        self.arrange()
+        self.row_cursor = min(r, max(len(self.rows) - 1, 0))
+        return self.base.lanes[li].label
+
+    def show_hidden(self) -> int:
+        """Show every hidden lane again: how many there were."""
+        n = len(self.layout.hidden)
+        if n:
+            L.unhide(self.layout)
+            self.arrange(keep=self.current_lane)
+        return n
+
+    def pin_lane(self) -> bool | None:
+        """Pin the lane under the cursor to the top (True) or unpin it (False); None on a
+        group header."""
+        li = self.current_lane
+        if li is None or self.base is None:
+            return None
+        pinned = L.toggle_pin(self.layout, self.base.lanes[li])
+        self.arrange(keep=li)
+        return pinned
+
+    def move_in_group(self, delta: int) -> bool:
+        """Move the lane under the cursor up (-1) or down (1) inside its group."""
+        row = self.current
+        if row is None or row.lane is None or self.lanes is None:
+            return False
+        if not L.move(self.layout, self.lanes, row.group, row.lane, delta):
+            return False
+        self.arrange(keep=row.lane)
+        return True
+
     def goto_lane(self, li: int, page: int) -> None:
         """Put the lane cursor on lane `li`, unfolding its group."""
-        assert self.lanes is not None
+        assert self.lanes is not None and self.base is not None
+        if not any(li in g.lanes for g in self.lanes.groups):  # hidden: shown again
+            L.unhide(self.layout, self.base.lanes[li])
+            self.arrange()
         group = next(gi for gi, g in enumerate(self.lanes.groups) if li in g.lanes)
         if group in self.collapsed:
             self.collapsed.discard(group)

@@ -30,6 +30,7 @@ from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import UNICODE, Glyphs, asciify
 from tuiperf.tui.messages import EventSelected, RangeMarked, SelectionCleared, ViewportChanged
 from tuiperf.tui.viewstate.timeline import Row, Selection, TimelineState
+from tuiperf.tui.widgets import lane_control
 from tuiperf.tui.widgets.lane_render import (
     BUSY,
     CURSOR,
@@ -106,7 +107,7 @@ class Timeline(Widget, can_focus=True):
     # --- data ---------------------------------------------------------------------
 
     def set_data(self, trace: Trace, lanes: LaneSet) -> None:
-        self.state.set_data(trace, lanes, self.columns)
+        self.state.set_data(trace, lanes, self.columns, lane_control.load(trace))
         self.changed()
 
     @property
@@ -356,7 +357,19 @@ class Timeline(Widget, can_focus=True):
 
     def action_toggle_group(self) -> None:
         if self.state.toggle_group(self.lane_rows):
-            self.changed(viewport=False)
+            lane_control.saved(self)
+
+    def action_hide_lane(self) -> None:
+        lane_control.hide(self)
+
+    def action_show_hidden(self) -> None:
+        lane_control.show_hidden(self)
+
+    def action_pin_lane(self) -> None:
+        lane_control.pin(self)
+
+    def action_move_lane(self, delta: int) -> None:
+        lane_control.move(self, delta)
 
     # --- events -----------------------------------------------------------------
 
