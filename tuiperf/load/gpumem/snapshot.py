@@ -124,31 +124,35 @@ class EntrySink:
         return self.sites.of_stack(self.reader.stack_key(frames))
 
     def events(self) -> pa.Table:
+        """The columns as the events table; each array is let go once converted, so the
+        peak holds one column twice, not all of them."""
         c = self.cols
         n = len(c["action"])
 
+        def take(name: str) -> np.ndarray:
+            raw = c.pop(name)
+            return np.frombuffer(raw, dtype=np.int64) if n else np.zeros(0, np.int64)
+
         def col(name: str, null: int = NULL) -> pa.Array:
-            a = np.frombuffer(c[name], dtype=np.int64) if n else np.zeros(0, np.int64)
+            a = take(name)
             mask = a == null
             return pa.array(a, mask=mask if mask.any() else None)
 
-        return pa.table(
-            {
-                "device": pa.array(np.frombuffer(c["device"], np.int64) if n else [], pa.int32()),
-                "seq": pa.array(np.arange(n, dtype=np.int64)),
-                "time_ns": col("time"),
-                "action": T.action_array(np.frombuffer(c["action"], np.int64) if n else []),
-                "addr": col("addr"),
-                "size": col("size"),
-                "stream": col("stream"),
-                "site": col("site", -1).cast(pa.int32()),
-                "allocated_after": pa.nulls(n, pa.int64()),
-                "reserved_after": pa.nulls(n, pa.int64()),
-                "device_free": col("device_free"),
-                "tid": pa.nulls(n, pa.int64()),
-            },
-            schema=T.EVENTS,
-        )
+        out = {
+            "device": pa.array(take("device"), pa.int32()),
+            "seq": pa.array(np.arange(n, dtype=np.int64)),
+            "time_ns": col("time"),
+            "action": T.action_array(take("action")),
+            "addr": col("addr"),
+            "size": col("size"),
+            "stream": col("stream"),
+            "site": col("site", -1).cast(pa.int32()),
+            "allocated_after": pa.nulls(n, pa.int64()),
+            "reserved_after": pa.nulls(n, pa.int64()),
+            "device_free": col("device_free"),
+            "tid": pa.nulls(n, pa.int64()),
+        }
+        return pa.table(out, schema=T.EVENTS)
 
 
 def _int(v: Any, default: int) -> int:
