@@ -67,7 +67,10 @@ async def test_marked_range_statistics_whole_clipped_and_exported(
         tl.state.cursor_t = t1  # the end first: the keys mark either end
         await pilot.press("right_square_bracket")
         tl.state.cursor_t = t0
-        await pilot.press("left_square_bracket", "R")
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert "R statistics" in str(app.query_one("#status").content)
+        await pilot.press("R")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RangeStatsScreen)

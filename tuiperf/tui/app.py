@@ -498,7 +498,7 @@ class TuiperfApp(App[int]):
             status.set_range("range: start marked, ] to end")
         else:
             span = fmt.duration_sig(abs(msg.end - msg.start), self.ascii_only, 3)
-            status.set_range(f"range {span}: Enter zooms")
+            status.set_range(f"range {span}: Enter zooms, R statistics")
 
 
 def report_name(path: Path, sample: bool) -> str:
