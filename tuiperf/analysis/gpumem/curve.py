@@ -54,7 +54,7 @@ def per_device(data: T.MemoryData) -> list[DeviceMemory]:
 
 
 def _device(data: T.MemoryData, d: int, rows: np.ndarray) -> DeviceMemory:
-    ev = data.events if len(rows) == data.events.num_rows else data.events.take(pa.array(rows))
+    ev = rows_of(data, rows)
     codes = action_codes(ev)
     size = A.ints(ev, "size", 0)
     exact = data.kind != T.SNAPSHOT
@@ -64,6 +64,13 @@ def _device(data: T.MemoryData, d: int, rows: np.ndarray) -> DeviceMemory:
                      r.requested, r, data.kind != T.NSYS, static_bytes=static)  # fmt: skip
     _anchor(m, data, ev, d)
     return m
+
+
+def rows_of(data: T.MemoryData, rows: np.ndarray) -> pa.Table:
+    """The events at `rows` (the whole table, not a copy, when they are all of it)."""
+    if len(rows) == data.events.num_rows:
+        return data.events
+    return data.events.take(pa.array(rows))
 
 
 def action_codes(ev: pa.Table) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes
+from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes, rows_of
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model import arrays as A
 
@@ -124,7 +124,7 @@ def largest_free(data: T.MemoryData, m: DeviceMemory, at: int) -> int | None:
 def _segments_at(data: T.MemoryData, m: DeviceMemory, at: int) -> dict[int, int]:
     """Segment address -> size after event position `at`: the trace's segment events over
     the segments of the dump that the trace never allocated (older than the recording)."""
-    ev = data.events.take(m.rows)
+    ev = rows_of(data, m.rows)
     codes, addr, size = action_codes(ev), A.ints(ev, "addr", 0), A.ints(ev, "size", 0)
     del ev
     traced = set(addr[codes == _SEG_ALLOC].tolist())

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis.budget.steps import Steps
-from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes, per_device
+from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes, per_device, rows_of
 from tuiperf.analysis.gpumem.live import SiteBytes, categories_at, largest_free, sites_at
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model import arrays as A
@@ -150,7 +150,7 @@ def trend(steps: list[StepMemory]) -> float | None:
 def ooms(data: T.MemoryData, m: DeviceMemory) -> list[Oom]:
     if len(m) == 0:
         return []
-    ev = data.events.take(m.rows)
+    ev = rows_of(data, m.rows)
     pos = np.flatnonzero(action_codes(ev) == _OOM)
     size, free = A.ints(ev, "size", 0), A.ints(ev, "device_free", -1)
     return [
