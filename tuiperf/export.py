@@ -17,6 +17,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import sys
 import tempfile
@@ -101,21 +102,44 @@ def write_json(out: TextIO, obj: Any) -> None:
 
 
 def write_json_rows(out: TextIO, batches: Iterable[list[dict[str, Any]]]) -> None:
-    """A JSON array of row objects, one row a line, written batch by batch."""
-    enc = _encoder(indent=None)
+    """A JSON array of row objects, one row a line, written batch by batch. Strict JSON:
+    a non-finite float (1/0, NaN) is null, never `Infinity` or `NaN`."""
+    enc = _encoder(indent=None, allow_nan=False)
     out.write("[")
     first = True
     for rows in batches:
-        lines = [enc.encode(r) for r in rows]
+        lines = [_encode_row(enc, r) for r in rows]
         if lines:
             out.write(("\n" if first else ",\n") + ",\n".join(lines))
             first = False
     out.write("\n]\n")
 
 
-def _encoder(indent: int | None) -> json.JSONEncoder:
+def _encode_row(enc: json.JSONEncoder, row: dict[str, Any]) -> str:
+    try:
+        return enc.encode(row)
+    except ValueError:  # an out-of-range float somewhere in the row: null it
+        return enc.encode(_finite(row))
+
+
+def _finite(v: Any) -> Any:
+    """`v` with every non-finite float (at any depth) replaced by None."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        return _finite(v.item())
+    return v
+
+
+def _encoder(indent: int | None, allow_nan: bool = True) -> json.JSONEncoder:
     """The one JSON encoding: UTF-8 text as is, numpy scalars as numbers, the rest as str."""
-    return json.JSONEncoder(ensure_ascii=False, indent=indent, default=_jsonable)
+    return json.JSONEncoder(
+        ensure_ascii=False, indent=indent, default=_jsonable, allow_nan=allow_nan
+    )
 
 
 def _jsonable(v: Any) -> Any:

@@ -129,3 +129,25 @@ def test_trimmed_lines_hold_spaces_until_the_line_goes_on() -> None:
     # last line's trailing spaces are never written
     assert buf.getvalue() == "ab  cd\n\n  x  y"
     assert not out.isatty() and out.encoding == "utf-8"
+
+
+@pytest.mark.parametrize("command", ["analyze", "ncu", "sql", "summary"])
+def test_a_width_under_40_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], nsys_dir: Path, command: str
+) -> None:
+    """The check `summary` had, for every command with --width (one argparse type): 39 is
+    refused, 40 (the boundary) draws to 40 columns."""
+    from tuiperf.cli import main
+
+    report = str(nsys_dir / "lstm.sqlite")
+    query = ["SELECT name FROM kernels LIMIT 3"] if command == "sql" else []
+    for bad in ("-3", "0", "39", "x"):
+        code = main([command, report, *query, f"--width={bad}", "-q"])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and err.count("\n") == 1, (bad, err)
+        assert err.startswith(f"tuiperf: error: --width {bad}: ")
+    if command == "ncu":
+        return  # an nsys export is no ncu report: only the width check is ncu's here
+    assert main([command, report, *query, "--width=40", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and max(len(line) for line in lines) == 40

@@ -369,3 +369,107 @@ def test_findings_view_has_the_analyze_ids(capsys: pytest.CaptureFixture[str]) -
     ]
     got = _json(capsys, str(nsys_report("cnn_osrt")), "SELECT rank, id, rule FROM findings")
     assert [(r["rank"], r["id"], r["rule"]) for r in got] == want and len(want) > 5
+
+
+# -- strict and whole output (review of issue 36) -----------------------------------------
+
+
+def _strict(text: str) -> list[dict]:
+    def refuse(name: str) -> None:
+        raise AssertionError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_writes_null_for_non_finite_floats(capsys: pytest.CaptureFixture[str]) -> None:
+    q = "SELECT 1/0 AS r, -1/0 AS m, 'nan'::DOUBLE AS n, 2.5 AS x, [1.5, 'inf'::DOUBLE] AS l"
+    code, out, err = _cli(capsys, str(nsys_report("lstm")), "-f", "json", q)
+    assert code == 0, err
+    assert _strict(out) == [{"r": None, "m": None, "n": None, "x": 2.5, "l": [1.5, None]}]
+
+
+def test_csv_writes_lists_maps_intervals_and_blobs_as_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    q = ("SELECT [1, 2] AS l, MAP {'k': 1} AS m, INTERVAL 1 MONTH AS i, '\\xAB'::BLOB AS b, "
+         "{'x': 1} AS s, 7 AS n")  # fmt: skip
+    code, out, err = _cli(capsys, str(nsys_report("lstm")), "-f", "csv", q)
+    assert code == 0 and err == ""
+    # DuckDB's own text forms (docs: LIST [1, 2], MAP {k=1}, INTERVAL '1 month', BLOB \xAB)
+    assert list(csv.reader(io.StringIO(out))) == [
+        ["l", "m", "i", "b", "s", "n"],
+        ["[1, 2]", "{k=1}", "1 month", "\\xAB", "{'x': 1}", "7"],
+    ]
+    code, out, _ = _cli(capsys, str(nsys_report("lstm")), "-f", "json", q)
+    assert code == 0
+    row = _strict(out)[0]  # JSON keeps lists as arrays; INTERVAL and BLOB as text
+    assert (row["l"], row["i"], row["b"], row["n"]) == ([1, 2], "1 month", "\\xAB", 7)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "markdown", "table"])
+def test_duplicate_column_names_are_made_unique(
+    capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    q = "SELECT 1 AS a, 2 AS a, 3 AS b, 4 AS a"
+    code, out, _ = _cli(capsys, str(nsys_report("lstm")), "-f", fmt, q)
+    assert code == 0
+    if fmt == "json":
+        assert _strict(out) == [{"a": 1, "a_1": 2, "b": 3, "a_2": 4}]
+    elif fmt == "csv":
+        assert out.splitlines() == ["a,a_1,b,a_2", "1,2,3,4"]
+    elif fmt == "markdown":
+        assert out.splitlines()[0] == "| a | a_1 | b | a_2 |"
+    else:
+        assert re.search(r"^a\s+a_1\s+b\s+a_2$", out, flags=re.M)
+
+
+def test_a_made_name_skips_one_the_query_already_has() -> None:
+    import pyarrow as pa
+
+    from tuiperf.sql.session import unique_names
+
+    t = pa.table([[1], [2], [3]], names=["a", "a", "a_1"])
+    assert unique_names(t).column_names == ["a", "a_2", "a_1"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1", "EXPLAIN (ANALYZE) CREATE TABLE t AS SELECT 1",
+     "EXPLAIN /* c */ ANALYSE INSERT INTO t VALUES (1)", "EXPLAIN ANALYZE DROP VIEW kernels"],
+)  # fmt: skip
+def test_explain_analyze_runs_only_a_select(session: Session, sql: str) -> None:
+    with pytest.raises(SqlError, match="EXPLAIN runs only over a SELECT here"):
+        session.query(sql)
+    made = session.con.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name = 't'")
+    assert made.fetchall() == [(0,)]
+    plan = session.query("EXPLAIN ANALYZE SELECT count(*) FROM kernels").table
+    assert plan.num_rows >= 1  # a SELECT is still explained, analyzed
+
+
+@pytest.mark.parametrize("name", ["information_schema", "pg_catalog", "temp", "system",
+                                  "memory", "main", "order", "select"])  # fmt: skip
+def test_reserved_schema_names_are_refused(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    code, out, err = _cli(capsys, f"{name}={nsys_report('lstm')}",
+                          str(nsys_report("vit_range")), "SELECT 1 AS x")  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"DuckDB reserves the name {name!r}" in err
+
+
+def test_a_reserved_file_stem_gets_r_before_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import shutil
+
+    paths = []
+    for stem in ("order", "memory"):
+        paths.append(tmp_path / f"{stem}.sqlite")
+        shutil.copy(nsys_report("lstm"), paths[-1])
+    (n,) = _sqlite("lstm", "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0]
+    q = ("SELECT (SELECT count(*) FROM r_order.kernels) AS a, "
+         "(SELECT count(*) FROM r_memory.kernels) AS b")  # fmt: skip
+    assert _json(capsys, *map(str, paths), q) == [{"a": n, "b": n}]
+
+
+def test_schema_ddl_errors_are_one_line() -> None:
+    with pytest.raises(SqlError, match=r"schema 'MAIN': .*already exists"):  # main, twice
+        Session({"main": Source(), "MAIN": Source()})

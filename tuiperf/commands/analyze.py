@@ -14,6 +14,7 @@ from tuiperf.commands.base import (
     export_ahead,
     open_options,
 )
+from tuiperf.commands.width import width
 from tuiperf.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--util-chunks", type=int, default=30, help="gpu_time_util chunks, 1-1000 (default 30)"
     )
-    p.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal)")
+    p.add_argument("--width", type=width, metavar="COLS", help="text width (default: terminal)")
     p.add_argument("--ascii", action="store_true", help="ASCII severity marks")
     add_cache_args(p)
 

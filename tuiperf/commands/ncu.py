@@ -17,6 +17,7 @@ from tuiperf.commands.base import (
     open_options,
     timeline_and_ncu,
 )
+from tuiperf.commands.width import width
 from tuiperf.errors import BadReportError, UsageError
 
 if TYPE_CHECKING:  # the parser is built for every command: rich and pyarrow load on use
@@ -131,7 +132,7 @@ def _output_options(p: argparse.ArgumentParser) -> None:
         "--json", dest="format", action="store_const", const="json", help="same as --format json"
     )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
-    p.add_argument("--width", type=int, metavar="COLS", help="table width (default: terminal)")
+    p.add_argument("--width", type=width, metavar="COLS", help="table width (default: terminal)")
 
 
 def run(args: argparse.Namespace) -> int:

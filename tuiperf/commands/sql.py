@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.commands.width import width
 from tuiperf.errors import UsageError
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help=f"at most N rows (default {DEFAULT_LIMIT}; 0: all)",
     )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
-    p.add_argument("--width", type=int, metavar="COLS", help="table width (default: terminal)")
+    p.add_argument("--width", type=width, metavar="COLS", help="table width (default: terminal)")
     add_cache_args(p)
     intermixed(p)
 
@@ -77,18 +79,26 @@ def split_args(args: argparse.Namespace) -> tuple[list[str], str | None]:
     return reports, sql
 
 
-def schema_names(reports: list[str]) -> list[tuple[str, Path]]:
+def schema_names(
+    reports: list[str], reserved: Callable[[str], bool] = lambda _: False
+) -> list[tuple[str, Path]]:
     """(schema, path) per report: `main` for one; else NAME= or the file's stem, made an
-    identifier (`r1-before.sqlite` -> r1_before), `_2` added where two would clash."""
+    identifier (`r1-before.sqlite` -> r1_before), `_2` added where two would clash. A name
+    DuckDB reserves (`reserved`: temp, memory, order, ...) is refused after NAME=, and a
+    stem that is one gets `r_` before it, as one that is no identifier does."""
     named: list[tuple[str, Path]] = []
     for i, text in enumerate(reports):
         name, sep, rest = text.partition("=")
         if sep and _IDENT.match(name) and not Path(text).exists():
+            if reserved(name):
+                raise UsageError(f"{name}=: DuckDB reserves the name {name!r}; "
+                                 "give the report another NAME=")  # fmt: skip
             named.append((name.lower(), Path(rest)))
             continue
         path = Path(text)
         stem = re.sub(r"[^A-Za-z0-9_]", "_", path.name.split(".")[0]).lower() or f"r{i + 1}"
-        named.append((stem if _IDENT.match(stem) else f"r_{stem}", path))
+        ok = _IDENT.match(stem) and not reserved(stem)
+        named.append((stem if ok else f"r_{stem}", path))
     if len(named) == 1 and not re.match(r"^[A-Za-z_]\w*=", reports[0]):
         return [("main", named[0][1])]
     seen: dict[str, int] = {}
@@ -118,7 +128,10 @@ def open_source(path: Path, args: argparse.Namespace) -> Source:
 def write(args: argparse.Namespace, table: pa.Table, schema: bool = False) -> None:
     from tuiperf.export import open_output, write_table
     from tuiperf.report.sql import print_schema, print_table, write_markdown
+    from tuiperf.sql.session import as_text
 
+    if args.format in ("csv", "json"):  # LIST, MAP, INTERVAL, BLOB, ...: as text, first
+        table = as_text(table, nested=args.format == "json")
     with open_output(args.output) as out:
         if args.format == "table" and schema:
             print_schema(out, table, args.width)
@@ -131,13 +144,14 @@ def write(args: argparse.Namespace, table: pa.Table, schema: bool = False) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuiperf.sql.session import Session, duckdb_module
+    from tuiperf.sql.session import Session, connect, duckdb_module, reserved
 
     if args.limit < 0:
         raise UsageError("--limit must be 0 (all rows) or more")
     reports, sql = split_args(args)
-    named = schema_names(reports)
     duckdb_module()  # a missing DuckDB says so before any report is read
+    con = connect()
+    named = schema_names(reports, lambda name: reserved(name, con))
     sources = {name: open_source(path, args) for name, path in named}
     end_progress(args)
     if sql is None:

@@ -17,6 +17,7 @@ from tuiperf.commands.base import (
     open_options,
     timeline_and_ncu,
 )
+from tuiperf.commands.width import width
 from tuiperf.errors import UsageError
 from tuiperf.summaries.names import GRAPHLESS_REPORTS, REPORT_NAMES, resolve
 
@@ -61,7 +62,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="rows in the table format (0 = all; default 20)",
     )
-    p.add_argument("--width", type=int, metavar="COLS", help="table width (default: terminal)")
+    p.add_argument("--width", type=width, metavar="COLS", help="table width (default: terminal)")
     w = p.add_argument_group(
         "time window (range statistics)",
         "the report over [START, END) of the report's clock (ns, or with a unit: 1.5s, 20ms): "
@@ -102,8 +103,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown report {args.report!r}; choose one of: {_NAMES}")
     if args.top < 0:
         raise UsageError(f"--top {args.top}: give a number of rows, or 0 for all")
-    if args.width is not None and args.width < 40:
-        raise UsageError(f"--width {args.width}: tables need at least 40 columns")
     path, ncu = timeline_and_ncu(args.report_path, args.second_path)
     if path is None:
         raise UsageError(f"{args.report_path}: an Nsight Compute report; use `tuiperf ncu`")

@@ -35,6 +35,9 @@ LOCKED_CONFIG = {
     "lock_configuration": True,
 }
 _ALLOWED = ("SELECT", "EXPLAIN")
+#: DuckDB's own catalogs and schemas: a report's schema of one of these names cannot be made
+#: or makes every query that names it ambiguous (`memory.kernels`)
+TAKEN = frozenset({"main", "temp", "memory", "system", "information_schema", "pg_catalog"})
 
 
 class SqlError(UsageError):
@@ -96,10 +99,15 @@ class Session:
     _made: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
+        duckdb = duckdb_module()
         self.con = connect()
         for name in self.sources:
-            if name != "main":
+            if name == "main":
+                continue
+            try:
                 self.con.execute(f"CREATE SCHEMA {V.quote(name)}")
+            except duckdb.Error as e:
+                raise SqlError(f"schema {name!r}: {one_line(e)}") from e
 
     # -- views -------------------------------------------------------------------------
     def ensure(self, names: set[str]) -> None:
@@ -185,6 +193,8 @@ class Session:
                 raise SqlError(f"give one SQL statement, not {len(kinds)}")
             if kinds[0] not in _ALLOWED:
                 raise SqlError(f"only SELECT queries run here (read-only), not {kinds[0]}")
+            if kinds[0] == "EXPLAIN":
+                _explained_is_select(self.con, sql)
             self.ensure(_names(duckdb.get_table_names(sql)))
             reader = self.con.sql(sql).to_arrow_reader(10_000)
             return _read(reader, limit)
@@ -219,6 +229,37 @@ class Session:
         return pa.Table.from_pylist(rows)
 
 
+def reserved(name: str, con: Any | None = None) -> bool:
+    """`name` cannot be a report's schema: one of DuckDB's own (TAKEN), or a keyword that
+    does not parse unquoted before a view (`order.kernels`, `select.kernels`)."""
+    if name.lower() in TAKEN:
+        return True
+    duckdb = duckdb_module()
+    try:
+        (con or connect()).extract_statements(f"SELECT * FROM {name}.kernels")
+    except duckdb.Error:
+        return True
+    return False
+
+
+def _explained_is_select(con: Any, sql: str) -> None:
+    """EXPLAIN ANALYZE runs the statement it explains: that statement must be a SELECT.
+    It is the longest tail of the query, from a token after EXPLAIN on, that parses alone
+    (`EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1` -> `CREATE TABLE t AS SELECT 1`)."""
+    duckdb = duckdb_module()
+    text = con.extract_statements(sql)[0].query
+    for offset, _ in duckdb.tokenize(text)[1:]:
+        try:
+            inner = con.extract_statements(text[offset:])
+        except duckdb.Error:
+            continue
+        kind = inner[0].type.name if len(inner) == 1 else "several statements"
+        if kind == "SELECT":
+            return
+        raise SqlError(f"EXPLAIN runs only over a SELECT here (read-only), not {kind}")
+    raise SqlError("EXPLAIN: the explained statement is not a SELECT")
+
+
 def _names(found: set[str]) -> set[str]:
     """View names from DuckDB's list of referenced tables (`r1.kernels AS k` -> kernels)."""
     return {re.split(r"\s+AS\s+", n, flags=re.IGNORECASE)[0].split(".")[-1].strip('"').lower()
@@ -237,7 +278,52 @@ def _read(reader: Any, limit: int | None) -> Result:
         batches.append(batch)
         n += batch.num_rows
     table = pa.Table.from_batches(batches, schema=reader.schema)
-    return Result(plain_numbers(table), truncated)
+    return Result(unique_names(plain_numbers(table)), truncated)
+
+
+def unique_names(table: pa.Table) -> pa.Table:
+    """Column names made distinct in order (`SELECT 1 AS a, 2 AS a` -> a, a_1), so that
+    every format keeps every column (a JSON object keeps one value per key)."""
+    names = table.column_names
+    if len(set(names)) == len(names):
+        return table
+    used: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        new, k = name, 0
+        while new in used or (new != name and new in names):
+            k += 1
+            new = f"{name}_{k}"
+        used.add(new)
+        out.append(new)
+    return table.rename_columns(out)
+
+
+def _plain_type(t: pa.DataType, nested: bool) -> bool:
+    """A type the CSV writer (or, with `nested`, JSON) writes as it is."""
+    if nested and (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
+                   or pa.types.is_struct(t) or pa.types.is_fixed_size_list(t)):  # fmt: skip
+        return all(_plain_type(t.field(i).type, True) for i in range(t.num_fields))
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+            or pa.types.is_boolean(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+            or pa.types.is_null(t))  # fmt: skip
+
+
+def as_text(table: pa.Table, nested: bool = False) -> pa.Table:
+    """Columns that CSV (or JSON, `nested`) cannot write as they are (LIST, MAP, STRUCT,
+    INTERVAL, BLOB, BIT, UNION) cast to text by DuckDB (`[1, 2]`, `{a=1}`, `1 month`)."""
+    odd = [f.name for f in table.schema if not _plain_type(f.type, nested)]
+    if not odd:
+        return table
+    con = connect()
+    con.register("_result", table)
+    cols = ", ".join(
+        f"CAST({V.quote(n)} AS VARCHAR) AS {V.quote(n)}" if n in odd else V.quote(n)
+        for n in table.column_names
+    )
+    out = con.sql(f"SELECT {cols} FROM _result").to_arrow_table()
+    return plain_numbers(out)
 
 
 def plain_numbers(table: pa.Table) -> pa.Table:
