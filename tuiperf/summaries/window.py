@@ -90,12 +90,13 @@ def clip_table(t: pa.Table, w: Window) -> pa.Table:
     return t
 
 
-def windowed(trace: Trace, w: Window) -> Trace:
+def windowed(trace: Trace, w: Window, details: bool = False) -> Trace:
     """The trace with every timed table cut to the window (no cache: the results of a
-    window are never stored as the report's)."""
+    window are never stored as the report's). `details`: with the detail columns a cached
+    report converts on first use (`cuda_gpu_trace` prints them; the sums need none)."""
     tables = {}
     for name in trace.tables:
-        t = trace.table(name)
+        t = trace.table(name) if details else trace.tables[name]
         timed = name in schema.EVENT_TABLES and "start" in t.column_names
         tables[name] = clip_table(t, w) if timed else t
     return Trace(tables, trace.meta)
@@ -105,5 +106,5 @@ def window_summaries(
     trace: Trace, w: Window, names: tuple[str, ...] = WINDOW_REPORTS
 ) -> dict[str, StatsTable]:
     """Each report of `names` over the window."""
-    cut = windowed(trace, w)
+    cut = windowed(trace, w, details="cuda_gpu_trace" in names)
     return {n: stats.compute(cut, n) for n in names}
