@@ -52,14 +52,30 @@ def test_fit_keeps_the_order_and_never_exceeds() -> None:
     assert one_less == "H|aaaabbbbcccc"  # every item, under the smaller head
     assert fit(heads, items, note, (), 13) == "H|[3 dropped]"  # 2 + 11: the note alone
     assert fit(heads, items, note, (), 14) == "H|aaaabbbbcccc"  # its exact length
+    # under the smallest head and the note (13), the head is cut and the note stays whole
+    assert fit(heads, items, note, (), 12) == "[3 dropped]"  # no room for a cut head
+    assert fit(heads, items, note, (), 11) == "[3 dropped]"  # the note's exact length
+    assert fit(heads, items, note, (), 10) == "[3 droppe…"  # shorter than the note: cut
+    small = ["HEAD-FULL|", "HEADHEAD|"]  # 9 + 11 > 16: the head is cut ('…' and a blank line)
+    assert fit(small, items, note, (), 16) == "HE…\n\n[3 dropped]"
+    assert fit(small, items, note, (), 15) == "H…\n\n[3 dropped]"
+    assert fit(small, items, note, (), 14) == "[3 dropped]"  # 11 + 3: no head left
     for budget in range(1, 40):
         text = fit(heads, items, note, ("FOOT",), budget)
         assert len(text) <= budget
         kept = [i for i in items if i in text]
         assert kept == items[: len(kept)]  # the lower ones go first
-        if len(kept) < len(items):  # says so, unless the budget has no room for saying it
+        if len(kept) < len(items):  # says so, unless the budget is shorter than saying it
             said = f"[{len(items) - len(kept)} dropped]"
-            assert said in text or len("H|" + said) > budget
+            assert said in text or len(said) > budget
+
+
+def test_a_cut_head_leaves_no_code_span_open() -> None:
+    def note(n: int) -> str:
+        return f"`{n}` left"
+
+    text = fit(["ab `code span` cd"], ["x" * 40], note, (), 20)
+    assert text == "ab …\n\n`1` left" and text.count("`") % 2 == 0  # not "ab `co…"
 
 
 def test_fit_prefers_an_item_to_the_fuller_head() -> None:
@@ -75,7 +91,7 @@ def test_fit_prefers_an_item_to_the_fuller_head() -> None:
 # -- analyze --format markdown --max-chars ----------------------------------------------------
 
 
-@pytest.mark.parametrize("budget", [150, 600, 1500, 3000, 6000, 12000])
+@pytest.mark.parametrize("budget", [150, 300, 399, 600, 1500, 3000, 6000, 12000])
 def test_analyze_markdown_stays_within_the_budget(
     capsys: pytest.CaptureFixture[str], cnn_json: dict, budget: int
 ) -> None:
@@ -89,10 +105,10 @@ def test_analyze_markdown_stays_within_the_budget(
     assert [r for _, r in headings] == [f["rule"] for f in findings[: len(headings)]]
     m = _DROPPED.search(md)
     left = len(findings) - len(headings)
-    if budget < 400:  # not even the verdict and the note fit: the verdict, cut
-        assert md.endswith("…") and not headings
-    else:
-        assert (m is not None and int(m.group(1)) == left) if left else m is None
+    # the note on what is left out is always there (the head cut to make room for it)
+    assert (m is not None and int(m.group(1)) == left) if left else m is None
+    if budget <= 300:  # not even the verdict and the note fit: the verdict, cut
+        assert "…\n\n*" in md and not headings
     if budget >= 600:
         first = f"**Verdict:** {len(findings)} findings, the worst error; first: CPU-bound"
         assert first in md
@@ -124,6 +140,21 @@ def test_markdown_ids_are_the_json_ids(capsys: pytest.CaptureFixture[str], cnn_j
     first_rows = re.findall(r"^\| `([^`]+)` \|", md, flags=re.M)
     want = [e["id"] for f in cnn_json["findings"] for e in f["evidence"][:5]]
     assert first_rows == want
+
+
+def test_the_note_fits_at_its_own_length(capsys: pytest.CaptureFixture[str]) -> None:
+    """At the note's exact length only the note; one under, the note cut (nothing fits)."""
+    rep = str(nsys_report("cnn_osrt"))
+    _, md, _ = _run(capsys, "analyze", rep, "-f", "markdown", "--max-chars", "300")
+    note = md[md.index("*10 lower") :]
+    n = len(note)  # the note's length does not depend on the budget while it has 3 digits
+    for budget, whole in ((n, True), (n + 3, True), (n + 4, True), (n - 1, False)):
+        _, md, _ = _run(capsys, "analyze", rep, "-f", "markdown", "--max-chars", str(budget))
+        assert len(md) <= budget
+        m = _DROPPED.search(md)
+        assert (m is not None and m.group(1) == "10" and md.endswith(".*\n\n")) is whole
+    _, md, _ = _run(capsys, "analyze", rep, "-f", "markdown", "--max-chars", str(n + 4))
+    assert md.startswith("#…\n\n*10 lower") and len(md) == n + 4
 
 
 def test_max_chars_is_markdown_only_and_positive(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,8 @@
 A document is a head (in versions from fullest to smallest), items in rank order and
 footers. Under a budget the fullest head that fits is kept, then as many items as fit in
 order — the lower ones go first — with a line saying how many were dropped, then the footers
-that still fit. The result is never longer than the budget.
+that still fit; where not even the smallest head and that line fit, the head is cut so the
+line does. The result is never longer than the budget.
 """
 
 from __future__ import annotations
@@ -46,14 +47,30 @@ def fit(
         body = _fill(head, versions, dropped, max_chars)
         if body is not None and (best is None or body[0] > best[0]):
             best = body
-    if best is None:  # not even the smallest head with its note: cut it
-        text = heads[-1]
-        return text if len(text) <= max_chars else text[: max(max_chars - 1, 0)] + "…"
+    if best is None:  # not even the smallest head with its note: cut the head, keep the note
+        return _cut(heads[-1], dropped(len(versions)) if versions else "", max_chars)
     out = best[1]
     for f in footers:
         if len(out) + len(f) <= max_chars:
             out += f
     return out
+
+
+def _cut(head: str, note: str, max_chars: int) -> str:
+    """`head` cut to leave room for `note` (which says what is left out); the note alone,
+    cut, only where the budget is shorter than it."""
+    if len(note) > max_chars:
+        return note[: max(max_chars - 1, 0)] + "…"
+    room = max_chars - len(note)
+    if len(head) <= room:
+        return head + note
+    mark = "…\n\n"
+    if room <= len(mark):
+        return note
+    part = head[: room - len(mark)]
+    if part.count("`") % 2:  # not inside a code span that the note's backticks would close
+        part = part[: part.rfind("`")]
+    return part + mark + note
 
 
 def _fill(
