@@ -183,3 +183,54 @@ def test_kineto_sites_are_the_outermost_op() -> None:
     (d,) = _open(path).devices
     got = {s.file: s.bytes for s in d.at.sites if not s.file.startswith("<allocated before")}
     assert got == want
+
+
+def test_kineto_sites_from_stacks(tmp_path: Path) -> None:
+    """With with_stack=True the operator's user frame names the line: [memory] events put
+    inside each `aten::to` of kineto_callsites_gpu (its README: the batch's `.to(device)`
+    in `batch`, which Kineto records at the function's `def` line, train_gpu.py:21)."""
+    doc = json.loads(
+        gzip.decompress((DATA / "callsites" / "kineto_callsites_gpu.json.gz").read_bytes())
+    )
+    events = doc["traceEvents"]
+    tos = [e for e in events if e.get("cat") == "cpu_op" and e.get("name") == "aten::to"]
+    for k, e in enumerate(tos):
+        args = {
+            "Total Reserved": 64 << 20,
+            "Total Allocated": (k + 1) << 20,
+            "Bytes": 1 << 20,
+            "Device Id": 0,
+            "Device Type": 1,
+            "Addr": 4096 * (k + 1),
+        }
+        events.append(
+            {
+                "ph": "i",
+                "cat": "cpu_instant_event",
+                "s": "t",
+                "name": "[memory]",
+                "pid": e["pid"],
+                "tid": e["tid"],
+                "ts": e["ts"] + e["dur"] / 2,
+                "args": args,
+            }
+        )
+    doc["profile_memory"] = 1
+    path = tmp_path / "with_memory.json"
+    path.write_text(json.dumps(doc))
+    # brute force: an aten::to inside a `batch` call is the COPY_LINE's; the others run
+    # in `main` (Kineto's frame for main, entered before profiling: train_gpu.py(62))
+    calls = [
+        e
+        for e in events
+        if e.get("cat") == "python_function" and e.get("name") == "train_gpu.py(21): batch"
+    ]
+    in_batch = sum(any(c["ts"] <= e["ts"] < c["ts"] + c["dur"] for c in calls) for e in tos)
+    (d,) = _open(path).devices
+    assert d.peak_allocated == len(tos) << 20
+    got = {(s.file.rsplit("/", 1)[-1], s.line, s.function): s.bytes for s in d.at.sites}
+    assert in_batch == 10  # two .to() a step, five steps recorded
+    assert got == {
+        ("train_gpu.py", 21, "batch"): in_batch << 20,
+        ("train_gpu.py", 62, "main"): (len(tos) - in_batch) << 20,
+    }
