@@ -33,7 +33,8 @@ def prepare(p: argparse.ArgumentParser) -> None:
         type=Path,
         nargs="?",
         help="optional: a snapshot and a timeline report of the same run, either order "
-        "(the snapshot is reported; the timeline adds its steps and CUDA calls)",
+        "(the snapshot is reported; the timeline adds its CUDA calls, and a torch.profiler "
+        "trace puts the snapshot on its clock, so its steps apply)",
     )
     p.add_argument(
         "--at",
@@ -104,11 +105,11 @@ COMMAND = Command(
     "memory at each step's start and its trend; for an out-of-memory, the request, what\n"
     "was free and what held the memory; and the memory findings.\n\n"
     "json: {peak_allocated_bytes, peak_reserved_bytes, peak_ns, top_sites [{file, line,\n"
-    "function, bytes, count}], oom, findings, steps, devices, ...}; csv: the live-at-peak\n"
-    "lines of every device.\n\n"
+    "function, bytes, count}], categories, oom, findings, steps, devices, ...}; csv: the\n"
+    "live-at-peak lines of every device. docs/memory.md has the details.\n\n"
     "examples:\n"
     "  tuiperf memory snap.pickle\n"
-    "  tuiperf memory snap.pickle run.nsys-rep --format json\n"
+    "  tuiperf memory snap.pickle trace.json.gz --format json\n"
     "  tuiperf memory trace.json.gz --at 2.5s\n\n"
     "Exit codes: 0; 1 a bad report (a damaged or foreign pickle, no memory events); 2 usage.",
     prepare=prepare,
