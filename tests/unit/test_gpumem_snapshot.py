@@ -169,6 +169,10 @@ def test_unsplit_block_counts_whole_in_allocated(tmp_path: Path) -> None:
     (d,) = build(load_snapshot(p)).devices
     assert d.curve.before_allocated == 0  # the replay ends where the dump's blocks are
     assert int(d.curve.allocated[-1]) == 20 * MB
+    from tuiperf.report.gpumem import json_report
+
+    doc = json_report(build(load_snapshot(p)))
+    assert doc["peak_allocated_bytes"] == 20 * MB and doc["peak_requested_bytes"] == 19 * MB
     assert int(d.curve.requested[-1]) == 19 * MB
 
 

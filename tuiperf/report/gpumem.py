@@ -43,7 +43,15 @@ def _oom_json(o: Oom) -> dict[str, Any]:
     }
 
 
-def device_json(d: DeviceReport) -> dict[str, Any]:
+def _peak_requested(kind: str, m: Any) -> int | None:
+    """A snapshot's peak of the bytes asked for (PyTorch's requested_bytes peak, when the
+    recording began with the program; blocks are rounded up from it)."""
+    if kind != "snapshot" or len(m) == 0:
+        return None
+    return int(m.requested.max())
+
+
+def device_json(d: DeviceReport, rep_kind: str = "") -> dict[str, Any]:
     m = d.curve
     peak = m.peak_index
     return {
@@ -53,6 +61,7 @@ def device_json(d: DeviceReport) -> dict[str, Any]:
         "peak_ns": _time(m.time_ns[peak]) if peak >= 0 else None,
         **_point_json(d.at),
         "allocated_before_recording_bytes": m.before_allocated if m.has_allocated else None,
+        "peak_requested_bytes": _peak_requested(rep_kind, m),
         "static_bytes": m.static_bytes,
         "events": len(m),
         "top_sites": [site_json(s) for s in d.at.sites],
@@ -77,8 +86,8 @@ def _time(t: Any) -> int | None:
 
 def json_report(rep: MemoryReport, rows: int | None = None) -> dict[str, Any]:
     """The keys of the main device (highest peak) at the top, every device in `devices`."""
-    devs = [device_json(d) for d in rep.devices]
-    main = device_json(rep.main) if rep.main is not None else {}
+    devs = [device_json(d, rep.kind) for d in rep.devices]
+    main = device_json(rep.main, rep.kind) if rep.main is not None else {}
     ooms = [o for d in devs for o in d["ooms"]]
     return {
         "source": rep.source,
@@ -90,6 +99,7 @@ def json_report(rep: MemoryReport, rows: int | None = None) -> dict[str, Any]:
                 "device",
                 "peak_allocated_bytes",
                 "peak_reserved_bytes",
+                "peak_requested_bytes",
                 "peak_ns",
                 "at_ns",
                 "allocated_bytes",
