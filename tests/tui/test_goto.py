@@ -99,3 +99,98 @@ async def test_goto_what_is_not_there_says_so():
             await _wait_went(pilot, app)
             assert app.went is None and says in app.goto_note
             assert app.query_one(Timeline).selection is None
+
+
+# -- Nsight Compute results (review of issue 36) ---------------------------------------------
+
+
+def _ncu_signatures(name: str) -> dict[int, tuple[str, str, str]]:
+    """ncu ID -> (Kernel Name, Grid Size, Block Size), from ncu's own details page."""
+    import csv
+    import io
+    import lzma
+
+    from tests.conftest import DATA
+
+    text = lzma.decompress((DATA / "ncu" / f"{name}.details.csv.xz").read_bytes()).decode()
+    out: dict[int, tuple[str, str, str]] = {}
+    for r in csv.DictReader(io.StringIO(text)):
+        out.setdefault(int(r["ID"]), (r["Kernel Name"], r["Grid Size"], r["Block Size"]))
+    return out
+
+
+def _launch_of(kernel_id: int) -> tuple[int, int]:
+    """(row, start) of the launch ncu result `kernel_id` of lstm_basic profiled in lstm's
+    export: the k-th launch, by start, of the same name, grid and block, where k counts the
+    results with that signature before it (ncu profiles the launches in order)."""
+    sig = _ncu_signatures("lstm_basic")
+    k = sum(1 for i in range(kernel_id) if sig[i] == sig[kernel_id])
+    rows = _sqlite_of("lstm", "SELECT k.start, s.value, k.gridX, k.gridY, k.gridZ, k.blockX, "
+                      "k.blockY, k.blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                      "ON s.id = k.demangledName ORDER BY k.start")  # fmt: skip
+    hits = [(i, r[0]) for i, r in enumerate(rows)
+            if (r[1], "({}, {}, {})".format(*r[2:5]), "({}, {}, {})".format(*r[5:8]))
+            == sig[kernel_id]]  # fmt: skip
+    return hits[k]
+
+
+def _sqlite_of(name: str, sql: str) -> list[tuple]:
+    with sqlite3.connect(f"file:{nsys_report(name)}?mode=ro", uri=True) as db:
+        return db.execute(sql).fetchall()
+
+
+def _ncu_app(ncu: str, goto: str) -> GotoApp:
+    from tests.tui.pilot_helpers import ncu_report
+
+    return GotoApp(nsys_report("lstm"), OpenOptions(use_cache=False), name="lstm",
+                   ncu_path=ncu_report(ncu), goto=parse(goto))  # fmt: skip
+
+
+def _ncu_alone_id(kernel_id: int) -> str:
+    """The id `analyze lstm_basic.ncu-rep` prints for a finding whose first row is the ncu
+    kernel `kernel_id`."""
+    from tests.tui.pilot_helpers import ncu_report
+    from tuiperf.analysis.engine import analyze
+    from tuiperf.analysis.ids import finding_ids
+    from tuiperf.load.ncu.open import open_ncu
+
+    km = open_ncu(ncu_report("lstm_basic"), OpenOptions(use_cache=False))
+    fids = finding_ids(analyze(None, km).findings)
+    return next(f for f in fids if f.startswith("ncu:") and f.endswith(f"@ncu_kernels:{kernel_id}"))
+
+
+@sync
+async def test_goto_an_ncu_result_opens_its_linked_launch():
+    """ncu_kernels:24 and 12 (the second result of its signature), and a finding id of
+    the ncu report analyzed alone, each go to the launch ncu profiled."""
+    from tests.support import needs
+
+    needs.module("ncu_report")
+    for goto, kernel_id in (("ncu_kernels:24", 24), ("ncu_kernels:12", 12),
+                            (_ncu_alone_id(12), 12)):  # fmt: skip
+        row, start = _launch_of(kernel_id)
+        app = _ncu_app("lstm_basic", goto)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await ready(pilot)
+            await _wait_went(pilot, app)
+            sel = app.query_one(Timeline).selection
+            assert app.goto_note == "" and sel is not None, goto
+            assert (sel.table, sel.row, sel.start) == ("kernels", row, start), goto
+
+
+@sync
+async def test_goto_an_ncu_result_with_no_launch_here_is_a_usage_error():
+    """vit_full's kernels are not launched in lstm: ncu_kernels:3 has no place there."""
+    from tests.support import needs
+    from tuiperf.errors import UsageError
+
+    needs.module("ncu_report")
+    app = _ncu_app("vit_full", "ncu_kernels:3")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(pilot)
+        for _ in range(200):
+            if app.error is not None:
+                break
+            await settle(pilot, 0.05)
+    assert isinstance(app.error, UsageError) and app.error.code == 2
+    assert str(app.error).startswith("--goto ncu_kernels:3: that Nsight Compute result has no")

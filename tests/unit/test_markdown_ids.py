@@ -250,3 +250,61 @@ def test_diff_markdown_drops_the_lower_sections_first(
     assert (int(m.group(1)) if m else 0) == len(order) - len(kept) or md.endswith("…")
     if budget >= 900:
         assert "**Verdict:** " in md
+
+
+@pytest.mark.parametrize(
+    ("timeline", "ncu"),
+    [(None, "lstm_basic"), (None, "vit_full"), ("lstm", "lstm_basic"), ("vit_range", "vit_full")],
+)
+def test_ncu_ids_parse_back(
+    tmp_path_factory: pytest.TempPathFactory, timeline: str | None, ncu: str
+) -> None:
+    """Every id analyze prints for an Nsight Compute report, alone or linked, parses back:
+    findings as findings (`ncu:Rule@...`), rows as the ncu kernel (ncu's ID, from its own
+    details page) or the linked launch."""
+    from tests.support import needs
+    from tests.support.ncu_data import csv_dicts, decompress, page, rep
+    from tuiperf.load.ncu.open import open_ncu
+
+    needs.module("ncu_report")
+    folder = decompress(tmp_path_factory)
+    km = open_ncu(rep(folder, ncu), OpenOptions(use_cache=False))
+    trace = None if timeline is None else open_trace(nsys_report(timeline), OpenOptions())
+    result = analyze(trace, km)
+    fids = ids.finding_ids(result.findings)
+    assert any(f.startswith("ncu:") for f in fids)
+    for fid in fids:
+        assert ids.parse(fid).finding == fid
+    ncu_ids = {int(r["ID"]) for r in csv_dicts(page(folder, ncu, "details"))}
+    n_kernels = trace.table("kernels").num_rows if trace is not None else 0
+    for f in result.findings:
+        for e in ids.evidence_ids(f.evidence):
+            t = ids.parse(e)
+            if t.table == "ncu_kernels":
+                assert t.row in ncu_ids
+            elif t.table == "kernels":
+                assert t.row is not None and 0 <= t.row < n_kernels
+            else:  # the timeline's own findings: another event, or a stretch of time
+                assert timeline is not None and (t.row is not None or t.start_ns is not None)
+
+
+def test_goto_without_one_timeline_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """--goto with two timelines (the diff view), an .ncu-rep alone or two of them, or an
+    ncu result's id without its report: one line, exit 2, before any terminal is needed."""
+    from tests.support.ncu_data import decompress, rep
+
+    folder = decompress(tmp_path_factory)
+    ncu_a, ncu_b = str(rep(folder, "lstm_basic")), str(rep(folder, "vit_full"))
+    lstm, cnn = str(nsys_report("lstm")), str(nsys_report("cnn_osrt"))
+    for args, says in (
+        ((lstm, cnn, "--goto", "kernels:1"), "the diff view of two reports"),
+        ((ncu_a, "--goto", "ncu_kernels:1"), "an Nsight Compute report alone"),
+        ((ncu_a, ncu_b, "--goto", "latency_bound"), "an Nsight Compute report alone"),
+        ((lstm, "--goto", "ncu_kernels:1"), "without its report"),
+    ):
+        code = main(list(args))
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, args
+        assert err.startswith(f"tuiperf: error: --goto {args[-1]}: ") and says in err, err

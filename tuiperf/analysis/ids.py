@@ -6,6 +6,10 @@
 - a finding: its rule (`pageable_h2d_in_steps`); where the rule fired more than once,
   the rule and the id of its first evidence row (`slow_kernel@kernels:17`), else its scope.
 
+An Nsight Compute report's findings name its profiled kernels: `ncu_kernels:ID` (ncu's own
+kernel ID) for a report analyzed alone, the linked launches (`kernels:ROW`) where a timeline
+is linked; their rules are ncu's own (`ncu:TheoreticalOccupancy`).
+
 `tuiperf REPORT --goto ID` takes any of them (`parse`: an event, a stretch or a finding).
 """
 
@@ -23,9 +27,12 @@ from tuiperf.schema import EVENT_TABLES
 if TYPE_CHECKING:
     from tuiperf.analysis.findings import Evidence, Finding
 
+#: the evidence table of an Nsight Compute report's kernels (rows: ncu's kernel IDs)
+NCU_TABLE = "ncu_kernels"
+_TABLES = (*EVENT_TABLES, NCU_TABLE)
 _EVENT = re.compile(r"^([a-z_]+):(\d+)$")
 _SPAN = re.compile(r"^at:(-?\d+)\+(\d+)$")
-_RULE = re.compile(r"^[a-z0-9_]+(@\S+)?$")
+_RULE = re.compile(r"^(ncu:[A-Za-z0-9_]+|[a-z0-9_]+)(@\S+)?$")
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ def parse(text: str) -> Target:
     """An id as typed after --goto; ValueError when it is none of the three shapes."""
     s = text.strip()
     m = _EVENT.match(s)
-    if m and m.group(1) in EVENT_TABLES:
+    if m and m.group(1) in _TABLES:
         return Target(table=m.group(1), row=int(m.group(2)))
     m = _SPAN.match(s)
     if m:
@@ -88,17 +95,18 @@ def parse(text: str) -> Target:
     if _RULE.match(s):
         return Target(finding=s)
     raise ValueError(
-        f"not an id: {text!r} (an event TABLE:ROW such as kernels:12, a time span "
-        "at:START+DURATION in ns, or a finding id from analyze)"
+        f"not an id: {text!r} (an event TABLE:ROW such as kernels:12 or ncu_kernels:3, a "
+        "time span at:START+DURATION in ns, or a finding id from analyze)"
     )
 
 
 def target_of(f: Finding) -> Target | None:
-    """Where a finding points: its first evidence row that is an event or a span."""
+    """Where a finding points: its first evidence row that is an event (an ncu kernel
+    too) or a span."""
     t = f.evidence.rows
     for r in t.select([c for c in ("table", "row", "start_ns", "duration_ns")
                        if c in t.column_names]).to_pylist():  # fmt: skip
-        if r.get("table") in EVENT_TABLES and r.get("row") is not None:
+        if r.get("table") in _TABLES and r.get("row") is not None:
             return Target(table=r["table"], row=int(r["row"]))
         if r.get("start_ns") is not None:
             start = int(r["start_ns"])

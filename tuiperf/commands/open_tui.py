@@ -66,9 +66,11 @@ def run_open(argv: list[str]) -> int:
     goto = parse_goto(args.goto)
     path = args.report_path or sample_path()
     if args.second_path is not None and both_timelines(path, args.second_path):
+        check_goto_diff(goto, args.goto)
         return run_diff_view(path, args)
     args.ncu_baseline = ncu_baseline(path, args.second_path)
     path, args.ncu_path = split_reports(path, None if args.ncu_baseline else args.second_path)
+    check_goto(goto, args.goto, timeline=args.ncu_path != path, ncu=args.ncu_path is not None)
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
     export_ahead(args, path)  # a .nsys-rep: nsys works while Textual is imported
@@ -91,6 +93,34 @@ def parse_goto(text: str | None) -> Target | None:
         return parse(text)
     except ValueError as e:
         raise UsageError(f"--goto: {e}") from e
+
+
+def check_goto_diff(goto: Target | None, text: str | None) -> None:
+    """--goto has no one timeline to go to in the diff view of two reports."""
+    if goto is not None:
+        raise UsageError(
+            f"--goto {text}: the diff view of two reports has no one timeline to go to; "
+            "open one report with --goto"
+        )
+
+
+def check_goto(goto: Target | None, text: str | None, timeline: bool, ncu: bool) -> None:
+    """--goto needs a timeline; an Nsight Compute result's id (ncu_kernels:ID) also needs
+    the .ncu-rep linked to it."""
+    if goto is None:
+        return
+    from tuiperf.analysis.ids import NCU_TABLE
+
+    if not timeline:
+        raise UsageError(
+            f"--goto {text}: an Nsight Compute report alone has no timeline to go to; "
+            "give the timeline report first: tuiperf RUN.nsys-rep KERNELS.ncu-rep --goto ID"
+        )
+    if goto.table == NCU_TABLE and not ncu:
+        raise UsageError(
+            f"--goto {text}: an Nsight Compute result has no place on a timeline without its "
+            "report; give it after the timeline report: tuiperf REPORT KERNELS.ncu-rep"
+        )
 
 
 def both_timelines(first: Path, second: Path) -> bool:
