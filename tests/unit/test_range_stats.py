@@ -110,6 +110,30 @@ def test_gpu_busy_matches_a_nanosecond_grid() -> None:
     assert dev.parts.busy_ns == dev.busy_ns
 
 
+def test_gpu_busy_per_device_on_two_gpus() -> None:
+    """h100_2gpu_1s: two GPUs, each busy by its own work only (a 20 ms window cutting
+    copies at its edges), against a per-ns grid of each device's SQL rows."""
+    path = sqlite_path("h100_2gpu_1s")
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    spans: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
+    for table in ("KERNEL", "MEMCPY", "MEMSET"):
+        q = f"SELECT deviceId, start, end FROM CUPTI_ACTIVITY_KIND_{table}"
+        for dev, a, b in con.execute(q):
+            spans[dev].append((a, b))
+    con.close()
+    first = min(a for s in spans.values() for a, _ in s)
+    lo, hi = first + 400_000_000, first + 420_000_000
+    got = {d.device: d for d in device_windows(Ctx(trace_of("h100_2gpu_1s")), lo, hi)}
+    assert sorted(got) == [0, 1]
+    assert any(d.parts is not None for d in got.values())  # the budget's devices
+    for dev, rows in spans.items():
+        assert any(a < lo < b or a < hi < b for a, b in rows)  # work crosses an edge
+        assert got[dev].busy_ns == int(busy_grid(rows, lo, hi).sum()), dev
+        parts = got[dev].parts
+        if parts is not None:
+            assert sum(parts.ns.values()) == hi - lo and parts.busy_ns == got[dev].busy_ns
+
+
 def test_a_window_of_one_step_gives_that_steps_budget() -> None:
     """The budget measured each steady step over its window: the same window asked for
     as a range gives the same parts, ns for ns."""
