@@ -229,11 +229,36 @@ def test_cli_windowed_kern_sum_counts_whole_by_default() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "name", "nth"), [("step 5", "step 5", 1), ("forward#3", "forward", 3)]
+)
+def test_cli_nvtx_range_as_the_window(text: str, name: str, nth: int) -> None:
+    ranges = _sql(
+        "SELECT n.start, n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+        "WHERE COALESCE(n.text, s.value) = ? AND n.end > n.start ORDER BY n.start",
+        name,
+    )  # fmt: skip
+    lo, hi = ranges[nth - 1]
+    res = run_cli("summary", str(sqlite_path(FIXTURE)), "--report", "api", "--nvtx", text,
+                  "--format", "json", "--no-cache")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    import json
+
+    doc = json.loads(res.stdout)
+    assert doc["window"] == {"start_ns": lo, "end_ns": hi, "clip": False}
+    want = _sum_sql("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", lo, hi, False)
+    assert sorted((r["count"], r["total_ns"]) for r in doc["rows"]) == sorted(want.values())
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ("--report", "kern", "--start", "20ms", "--end", "10ms"),
         ("--report", "step_budget", "--start", "10ms"),
         ("--report", "range", "--start", "99999s"),
+        ("--report", "range", "--nvtx", "no such range"),
+        ("--report", "range", "--nvtx", "step 5#0"),
+        ("--report", "range", "--nvtx", "step 5#2"),
+        ("--report", "range", "--nvtx", "step 5", "--end", "10ms"),
     ],
 )
 def test_cli_bad_windows_fail_in_one_line(args: tuple[str, ...]) -> None:

@@ -73,6 +73,12 @@ def prepare(p: argparse.ArgumentParser) -> None:
     w.add_argument("--start", type=_ns, metavar="T", help="window start (default: report start)")
     w.add_argument("--end", type=_ns, metavar="T", help="window end (default: report end)")
     w.add_argument(
+        "--nvtx",
+        metavar="TEXT",
+        help="the window of the first NVTX range named TEXT (a step: 'step 5'); "
+        "TEXT#N: its N-th (from 1)",
+    )
+    w.add_argument(
         "--clip",
         action="store_true",
         help="count only the part of each event inside the window (default: events "
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _windowed(args: argparse.Namespace) -> bool:
-    return args.start is not None or args.end is not None or args.clip
+    return args.start is not None or args.end is not None or args.clip or bool(args.nvtx)
 
 
 def _stored(args: argparse.Namespace, path: Path, name: str) -> StoredReport | None:

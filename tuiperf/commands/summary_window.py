@@ -39,6 +39,8 @@ def run_window(args: argparse.Namespace) -> int:
         raise UsageError(f"--top {args.top}: give a number of rows, or 0 for all")
     if args.width is not None and args.width < 40:
         raise UsageError(f"--width {args.width}: tables need at least 40 columns")
+    if args.nvtx and (args.start is not None or args.end is not None):
+        raise UsageError("--nvtx gives the window: leave out --start and --end")
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise UsageError(f"--end {args.end} must be after --start {args.start}")
     path, ncu = timeline_and_ncu(args.report_path, args.second_path)
@@ -49,7 +51,10 @@ def run_window(args: argparse.Namespace) -> int:
     export_ahead(args, path)
     trace = open_trace(path, open_options(args))
     end_progress(args)
-    w = window_of(trace, args.start, args.end, args.clip)
+    if args.nvtx:
+        w = nvtx_window(trace, args.nvtx, args.clip)
+    else:
+        w = window_of(trace, args.start, args.end, args.clip)
     _write(args, name, compute(trace, name, w), w, trace.meta.source)
     return 0
 
@@ -66,6 +71,26 @@ def window_of(trace: Trace, start: int | None, end: int | None, clip: bool) -> W
             f"the window [{lo}, {hi}) ns is empty; the report spans {rng[0]}..{rng[1]}"
         )
     return Window(lo, hi, clip)
+
+
+def nvtx_window(trace: Trace, text: str, clip: bool) -> Window:
+    """The window of the first (`TEXT#N`: the N-th, by start) NVTX range named TEXT."""
+    import numpy as np
+
+    from tuiperf.summaries.window import Window
+
+    name, _, nth = text.rpartition("#") if "#" in text else (text, "", "1")
+    if not nth.isdigit() or int(nth) < 1:
+        raise UsageError(f"--nvtx {text!r}: after # comes a number from 1 (step 5#2)")
+    nv = trace.table("nvtx", ["start", "end", "text"])
+    texts = np.array(nv["text"].cast("string").fill_null("").to_pylist(), dtype=object)
+    ends = nv["end"].fill_null(-1).to_numpy()
+    hit = np.flatnonzero((texts == name) & (ends > nv["start"].to_numpy()))
+    if len(hit) < int(nth):
+        raise UsageError(f"--nvtx {text!r}: the report has {len(hit)} NVTX ranges named {name!r}")
+    starts = nv["start"].to_numpy()[hit]
+    k = hit[np.argsort(starts, kind="stable")[int(nth) - 1]]
+    return Window(int(nv["start"][int(k)].as_py()), int(ends[k]), clip)
 
 
 def compute(trace: Trace, name: str, w: Window) -> StatsTable:
