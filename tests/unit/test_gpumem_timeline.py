@@ -234,3 +234,24 @@ def test_kineto_sites_from_stacks(tmp_path: Path) -> None:
         ("train_gpu.py", 21, "batch"): in_batch << 20,
         ("train_gpu.py", 62, "main"): (len(tos) - in_batch) << 20,
     }
+
+
+def test_kineto_memory_kept_in_the_cache_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second look at a trace's memory events reads the cache entry, not the JSON;
+    a trace without them is remembered too."""
+    from tuiperf.load.gpumem import timeline as TL
+    from tuiperf.load.open import open_trace
+
+    path = KINETO / "kineto_vit.json.gz"
+    cpu = KINETO / "kineto_callsites_cpu.json.gz"
+    first = TL.kineto_memory(open_trace(path), path)
+    assert first is not None and TL.kineto_memory(open_trace(cpu), cpu) is None
+
+    def refuse(p: Path) -> None:
+        raise AssertionError(f"{p} read again")
+
+    monkeypatch.setattr(TL, "from_kineto", refuse)
+    again = TL.kineto_memory(open_trace(path), path)
+    assert again is not None and again.events.equals(first.events)
+    assert again.epoch_origin_ns == first.epoch_origin_ns is not None
+    assert TL.kineto_memory(open_trace(cpu), cpu) is None

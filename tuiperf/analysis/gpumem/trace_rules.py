@@ -13,7 +13,7 @@ from tuiperf.analysis.findings import Finding, Skip
 from tuiperf.analysis.gpumem import rules as R
 from tuiperf.analysis.gpumem.summary import build
 from tuiperf.load.gpumem import tables as T
-from tuiperf.load.gpumem.timeline import from_kineto, from_nsys
+from tuiperf.load.gpumem.timeline import from_nsys, kineto_memory
 
 #: TraceMeta.capture names this when torch.profiler recorded memory
 PROFILE_MEMORY = "profile_memory"
@@ -23,9 +23,8 @@ def _memory(ctx: Ctx) -> T.MemoryData:
     meta = ctx.trace.meta
     data = None
     if meta.format == "kineto":
-        path = Path(meta.source)
-        if PROFILE_MEMORY in meta.capture and path.is_file():
-            data = from_kineto(path)
+        if PROFILE_MEMORY in meta.capture:
+            data = kineto_memory(ctx.trace, Path(meta.source))
     else:
         data = from_nsys(ctx.trace)
     if data is None:

@@ -9,7 +9,7 @@ from tuiperf.errors import BadReportError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.gpumem import tables as T
 from tuiperf.load.gpumem.snapshot import load_snapshot
-from tuiperf.load.gpumem.timeline import from_kineto, from_nsys
+from tuiperf.load.gpumem.timeline import from_nsys, kineto_memory
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.trace import Trace
 
@@ -52,5 +52,5 @@ def open_memory(
 
 def timeline_memory(trace: Trace, path: Path) -> T.MemoryData | None:
     if trace.meta.format == det.KINETO:
-        return from_kineto(path) if path.is_file() else None  # a converted copy: no JSON
+        return kineto_memory(trace, path)
     return from_nsys(trace)

@@ -62,6 +62,33 @@ def from_nsys(trace: Trace) -> T.MemoryData | None:
     return T.MemoryData(T.NSYS, trace.meta.source, events)
 
 
+#: the cache entry's derived table holding a torch.profiler trace's memory events
+DERIVED = "gpumem-kineto"
+_ORIGIN = b"epoch_origin_ns"
+
+
+def kineto_memory(trace: Trace, path: Path) -> T.MemoryData | None:
+    """`from_kineto`, kept beside the trace's cache entry: the JSON is read again only
+    the first time (a trace without memory events is remembered as an empty table)."""
+    cache, key = trace.cache, trace.cache_key
+    hit = cache.load_derived(key, DERIVED) if cache is not None and key is not None else None
+    if hit is not None and hit.schema.names == T.EVENTS.names:
+        if hit.num_rows == 0:
+            return None
+        meta = hit.schema.metadata or {}
+        origin = int(meta[_ORIGIN]) if meta.get(_ORIGIN, b"").lstrip(b"-").isdigit() else None
+        events = hit.cast(T.EVENTS)
+        return T.MemoryData(T.KINETO, str(path), events, epoch_origin_ns=origin)
+    if not path.is_file():
+        return None  # a converted copy: no JSON to read
+    data = from_kineto(path)
+    if cache is not None and key is not None:
+        table = data.events if data is not None else T.EVENTS.empty_table()
+        said = b"" if data is None or data.epoch_origin_ns is None else b"%d" % data.epoch_origin_ns
+        cache.store_derived(key, DERIVED, table.replace_schema_metadata({_ORIGIN: said}))
+    return data
+
+
 def from_kineto(path: Path) -> T.MemoryData | None:
     rows = read_memory_events(path)
     if not len(rows):
