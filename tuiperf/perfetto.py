@@ -4,14 +4,18 @@ The lanes tuiperf draws, one track each:
 
 - CPU threads (pid, tid as in the report): CUDA API calls (`cat` "cuda_api"); each thread's
   NVTX ranges on a track of their own (tid + NVTX_TID, "… · NVTX") and its OS runtime calls
-  on another (tid + OSRT_TID), so that slices on a track always nest;
+  on another (tid + OSRT_TID), so that slices on a track always nest; NVTX ranges without a
+  process (torch.profiler's GPU annotations: tid = the stream) on a track of that stream's
+  GPU (tid NVTX_TID + stream, "stream S · NVTX"); other rows without a process or thread
+  are left out and counted (`dropped_no_process`): a null id names nothing;
 - GPUs (pid GPU_PID + device, "GPU 0: NVIDIA H200"; with several processes on GPUs, as in
   `ranks --merge`, one per process and device: GPU_PID + (process index << 8) + device),
   one track per stream (tid = stream):
   kernels (`ph` "X", `cat` "kernel"), memcpy, memset and CUDA graph executions;
 - flows from each launch to its GPU work (`ph` "s" on the API call, "f" with `bp` "e" on
-  the kernel/copy, matched by process and correlation id, `cat` "launch");
-- counters: each GPU's allocated memory (`gpu_memory`) and, when the report has training
+  the kernel/copy, matched by process and correlation id, both known, `cat` "launch");
+- counters: each GPU's device memory (`gpu_memory` rows of the memory lane's kinds:
+  Device, Managed, Array) and, when the report has training
   steps, the step budget: one counter track per device with each steady step's parts (ms),
   and the steps as slices on a "Steps" process (pid STEPS_PID, tid = device).
 
@@ -29,6 +33,9 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from tuiperf.model import arrays as A
 
 if TYPE_CHECKING:
     from tuiperf.model.trace import Trace
@@ -84,14 +91,17 @@ def write_trace(out: TextIO, trace: Trace, steps: bool = True) -> dict[str, int]
     for table, cat in GPU_TABLES:
         counts[cat] = _gpu_events(w, trace, table, cat, launches, gpus)
     counts["flow_end"] = launches.ends
+    placed = _Placed(_stream_gpus(trace, gpus))
     for table, cat, offset in CPU_TABLES:
         cols = ["start", "duration", "pid", "tid", "text" if table == "nvtx" else "name"]
-        counts[cat] = _cpu_events(w, trace.table(table, cols), table, cat, offset, launches)
+        t = trace.table(table, cols)
+        counts[cat] = _cpu_events(w, t, table, cat, offset, launches, placed)
     counts["flow_start"] = launches.starts
+    counts["dropped_no_process"] = placed.dropped
     counts["memory_counter"] = _memory(w, trace.table("gpu_memory"), gpus)
     if steps:
         counts["step"], counts["budget_counter"] = _budget(w, trace)
-    _metadata(w, trace, gpus)
+    _metadata(w, trace, gpus, placed)
     w.flush()
     out.write("\n]}\n")
     return counts
@@ -105,8 +115,11 @@ class _Gpus:
     work (any single report), else GPU_PID + (the process's index << 8) + device."""
 
     def __init__(self, trace: Trace) -> None:
-        found = [_ints(trace.table(t, ["pid"])["pid"]) for t, _ in GPU_TABLES]
-        found.append(_ints(trace.table("gpu_memory")["pid"]))
+        # known pids only: a row without one goes to the first process's GPU (with one
+        # process, its own), never to a made-up process 0
+        tables = [trace.table(t, ["pid"]) for t, _ in GPU_TABLES]
+        tables.append(trace.table("gpu_memory", ["pid"]))
+        found = [_ints(t["pid"])[A.known(t, "pid")] for t in tables]
         self.pids = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
     def pid(self, pid: np.ndarray, device: np.ndarray) -> np.ndarray:
@@ -117,9 +130,11 @@ class _Launches:
     """The API calls by (pid, correlation id), and which ones launched GPU work."""
 
     def __init__(self, api: pa.Table) -> None:
-        keys = _keys(api) if api.num_rows else np.zeros(0, np.int64)
-        self.order = np.argsort(keys, kind="stable")
-        self.sorted = keys[self.order]
+        # a call with no process or no correlation id launched nothing we can name
+        rows = np.flatnonzero(A.known(api, "pid", "correlation_id"))
+        keys = _keys(api)[rows] if api.num_rows else np.zeros(0, np.int64)
+        self.order = rows[np.argsort(keys, kind="stable")]
+        self.sorted = np.sort(keys, kind="stable")
         self.launched = np.zeros(api.num_rows, bool)
         self.starts = self.ends = 0
 
@@ -142,6 +157,16 @@ def _keys(t: pa.Table) -> np.ndarray:
 
 def _ints(col: pa.ChunkedArray | pa.Array, fill: int = 0) -> np.ndarray:
     return np.asarray(col.fill_null(fill).to_numpy(zero_copy_only=False), np.int64)
+
+
+def _valid(b: pa.RecordBatch, *names: str) -> np.ndarray:
+    """Rows of batch `b` where none of columns `names` is null (model.arrays.known)."""
+    ok = np.ones(b.num_rows, bool)
+    for name in names:
+        col = b[name]
+        if col.null_count:
+            ok &= col.is_valid().to_numpy(zero_copy_only=False)
+    return ok
 
 
 def _batches(t: pa.Table) -> Iterator[pa.RecordBatch]:
@@ -180,13 +205,15 @@ def _gpu_events(
         pid = gpus.pid(_ints(b["pid"]), _ints(b["device"]))
         tid, corr = _ints(b["stream"]), _ints(b["correlation_id"], -1)
         keys = (_ints(b["pid"]) << 32) | (corr & 0xFFFFFFFF)
-        api_rows = launches.match(keys, b["correlation_id"].is_valid().to_numpy(False))
+        valid = _valid(b, "pid", "correlation_id")
+        api_rows = launches.match(keys, valid)
         size = _ints(b["bytes"]).tolist() if "bytes" in b.schema.names else None
+        has_corr = _valid(b, "correlation_id").tolist()
         for i, (s, d, p, th, c, a) in enumerate(zip(start.tolist(), dur.tolist(), pid.tolist(),
                                                     tid.tolist(), corr.tolist(),
                                                     api_rows.tolist())):  # fmt: skip
             extra = f',"bytes":{size[i]}' if size is not None else ""
-            args = f'{{"correlation_id":{c}{extra}}}'
+            args = f'{{"correlation_id":{c if has_corr[i] else "null"}{extra}}}'
             w.add(f'{{"ph":"X","cat":"{cat}","name":{names[i]},"pid":{p},"tid":{th},'
                   f'"ts":{us(s)},"dur":{us(d)},"args":{args}}}')  # fmt: skip
             if a >= 0:
@@ -197,8 +224,55 @@ def _gpu_events(
     return n
 
 
+@dataclass
+class _Placed:
+    """Where rows without a process go: NVTX rows of a GPU stream (torch.profiler's GPU
+    annotations: no pid, tid = the stream) on a track of that stream's GPU, the rest left
+    out and counted (a null id names no process: tuiperf.model.arrays.known)."""
+
+    #: stream -> the GPU process (pid in the trace file) of the one GPU that has it
+    gpu_of_stream: dict[int, int]
+    dropped: int = 0
+    #: (GPU process, stream) of the annotation tracks written
+    annotated: set[tuple[int, int]] = field(default_factory=set)
+
+    def place(self, b: pa.RecordBatch, table: str, offset: int) -> tuple[list[int], list[int]]:
+        """(pid, tid) per row; pid -1 for a row left out."""
+        pid, tid = _ints(b["pid"]), _ints(b["tid"])
+        known = _valid(b, "pid", "tid")
+        out_pid, out_tid = np.where(known, pid, -1), tid + offset
+        for i in np.flatnonzero(~known).tolist():
+            gpu = self.gpu_of_stream.get(int(tid[i])) if table == "nvtx" else None
+            if gpu is None or not b["tid"].is_valid()[i].as_py():
+                self.dropped += 1
+                continue
+            out_pid[i], out_tid[i] = gpu, NVTX_TID + tid[i]
+            self.annotated.add((gpu, int(tid[i])))
+        return out_pid.tolist(), out_tid.tolist()
+
+
+def _stream_gpus(trace: Trace, gpus: _Gpus) -> dict[int, int]:
+    """stream -> its GPU process, for the streams that only one (process, device) has."""
+    seen: dict[int, set[int]] = {}
+    for table, _ in GPU_TABLES:
+        t = trace.table(table, ["pid", "device", "stream"])
+        if not t.num_rows:
+            continue
+        ok = A.known(t, "device", "stream")
+        gpu = gpus.pid(_ints(t["pid"]), _ints(t["device"]))[ok]
+        for g, st in np.unique(np.stack([gpu, _ints(t["stream"])[ok]], axis=1), axis=0).tolist():
+            seen.setdefault(st, set()).add(g)
+    return {st: next(iter(g)) for st, g in seen.items() if len(g) == 1}
+
+
 def _cpu_events(
-    w: _Out, t: pa.Table, table: str, cat: str, offset: int, launches: _Launches
+    w: _Out,
+    t: pa.Table,
+    table: str,
+    cat: str,
+    offset: int,
+    launches: _Launches,
+    placed: _Placed,
 ) -> int:
     name_col = "text" if table == "nvtx" else "name"
     cache: dict[int, list[str]] = {}
@@ -206,8 +280,10 @@ def _cpu_events(
     for b in _batches(t):
         names = _names(b.column(b.schema.get_field_index(name_col)), cache)
         start, dur = _ints(b["start"]), b["duration"].to_numpy(zero_copy_only=False)
-        pid, tid = _ints(b["pid"]).tolist(), (_ints(b["tid"]) + offset).tolist()
+        pid, tid = placed.place(b, table, offset)
         for i, s in enumerate(start.tolist()):
+            if pid[i] < 0:  # no process: left out (counted)
+                continue
             d = dur[i]
             if d is None or d != d:  # a mark without an end: an instant
                 w.add(f'{{"ph":"i","s":"t","cat":"{cat}","name":{names[i]},"pid":{pid[i]},'
@@ -215,23 +291,30 @@ def _cpu_events(
                 continue
             w.add(f'{{"ph":"X","cat":"{cat}","name":{names[i]},"pid":{pid[i]},"tid":{tid[i]},'
                   f'"ts":{us(s)},"dur":{us(int(d))}}}')  # fmt: skip
-            if table == "api" and launches.launched[row0 + i]:
+            if table == "api" and launches.launched[row0 + i]:  # (a known pid)
                 w.add(f'{{"ph":"s","cat":"launch","name":"launch","id":{row0 + i + 1},'
                       f'"pid":{pid[i]},"tid":{tid[i]},"ts":{us(s)}}}')  # fmt: skip
                 launches.starts += 1
-        n += b.num_rows
+        n += sum(1 for p in pid if p >= 0)
         row0 += b.num_rows
     return n
 
 
 def _memory(w: _Out, t: pa.Table, gpus: _Gpus) -> int:
-    """Each GPU's allocated bytes after every allocation and free, as a counter."""
+    """Each GPU's device memory after every allocation and free, as a counter: the rows the
+    timeline's memory lane counts (memory_lane.RESERVED_KINDS: not pinned host memory, not
+    Device Static), a free (memory_lane.FREE) subtracting its bytes."""
+    from tuiperf.model.timeline.memory_lane import FREE, RESERVED_KINDS
+
     if not t.num_rows:
         return 0
-    op = [str(s or "").lower() for s in t["operation"].to_pylist()]
-    sign = np.array([-1 if ("free" in s or "dealloc" in s) else 1 for s in op], np.int64)
+    t = t.filter(pc.is_in(t["mem_kind"].cast(pa.string()), pa.array(RESERVED_KINDS)))
+    if not t.num_rows:
+        return 0
+    free = pc.equal(t["operation"].cast(pa.string()), FREE).fill_null(False)
+    sign = np.where(free.to_numpy(zero_copy_only=False), -1, 1)
     start, gpu = _ints(t["start"]), gpus.pid(_ints(t["pid"]), _ints(t["device"]))
-    size = _ints(t["bytes"]) * sign
+    size = np.abs(_ints(t["bytes"])) * sign
     order = np.lexsort((start, gpu))
     total: dict[int, int] = {}
     for i in order.tolist():
@@ -269,7 +352,7 @@ def _budget(w: _Out, trace: Trace) -> tuple[int, int]:
 # -- names of the processes and tracks ------------------------------------------------------
 
 
-def _metadata(w: _Out, trace: Trace, gpus: _Gpus) -> None:
+def _metadata(w: _Out, trace: Trace, gpus: _Gpus, placed: _Placed) -> None:
     procs = dict(zip(_ints(trace.table("processes")["pid"]).tolist(),
                      trace.table("processes")["name"].to_pylist()))  # fmt: skip
     th = trace.table("threads")
@@ -278,9 +361,10 @@ def _metadata(w: _Out, trace: Trace, gpus: _Gpus) -> None:
     seen_pids: set[int] = set()
     for table, _, offset in CPU_TABLES:
         t = trace.table(table, ["pid", "tid"])
-        if not t.num_rows:
+        known = A.known(t, "pid", "tid")  # rows without them are on GPU tracks, or left out
+        if not known.any():
             continue
-        pairs = np.unique(np.stack([_ints(t["pid"]), _ints(t["tid"])], axis=1), axis=0)
+        pairs = np.unique(np.stack([_ints(t["pid"]), _ints(t["tid"])], axis=1)[known], axis=0)
         label = {"api": "", "nvtx": " · NVTX", "osrt": " · OS runtime"}[table]
         for p, tid in pairs.tolist():
             name = threads.get((p, tid)) or f"thread {tid}"
@@ -289,6 +373,8 @@ def _metadata(w: _Out, trace: Trace, gpus: _Gpus) -> None:
     for p in sorted(seen_pids):
         _meta(w, "process_name", p, None, f"{procs.get(p) or 'process'} ({p})")
     _gpu_metadata(w, trace, gpus, procs)
+    for gpu, stream in sorted(placed.annotated):
+        _meta(w, "thread_name", gpu, NVTX_TID + stream, f"stream {stream} · NVTX")
 
 
 def _gpu_metadata(w: _Out, trace: Trace, gpus: _Gpus, procs: dict[int, str]) -> None:

@@ -128,10 +128,14 @@ def test_memory_counter_ends_at_what_was_allocated(exported) -> None:  # type: i
     if ("CUDA_GPU_MEMORY_USAGE_EVENTS",) not in tables:  # vit_amp: captured without it
         assert mem == []
         return
+    # the memory the timeline's memory lane draws: Device, Managed and Array allocations
+    # (not Pinned host memory, not Device Static module globals), by nsys's own labels
     want = _sqlite(
         name,
         "SELECT deviceId, sum(CASE memoryOperationType WHEN 1 THEN -bytes "
-        "ELSE bytes END), count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS GROUP BY 1",
+        "ELSE bytes END), count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind IN "
+        "(SELECT id FROM ENUM_CUDA_MEM_KIND WHERE label IN ('Device', 'Managed', 'Array')) "
+        "GROUP BY 1",
     )
     assert want
     for dev, total, n in want:
@@ -201,19 +205,21 @@ def test_bad_arguments(capsys: pytest.CaptureFixture[str], args: tuple, says: st
 
 
 def test_memory_counter_subtracts_frees_per_device() -> None:
-    """A hand-built trace: +100, +50 then -100 on GPU 0, +7 on GPU 1 (out of order)."""
+    """A hand-built trace: +100, +50 then -100 on GPU 0, +7 on GPU 1 (out of order); pinned
+    host memory (+1000) and Device Static (+3) are not the GPU's memory (not counted)."""
     import pyarrow as pa
 
     from tuiperf import schema
     from tuiperf.model.trace import Trace, TraceMeta
 
     cols = {
-        "start": pa.array([30, 10, 20, 5]),
-        "device": pa.array([0, 0, 0, 1], pa.int32()),
-        "bytes": pa.array([100, 100, 50, 7]),
-        "operation": pa.array(["Deallocation", "Allocation", "Allocation", "Allocation"]),
+        "start": pa.array([30, 10, 20, 5, 15, 16]),
+        "device": pa.array([0, 0, 0, 1, 0, 0], pa.int32()),
+        "bytes": pa.array([100, 100, 50, 7, 1000, 3]),
+        "operation": pa.array(["Deallocation"] + ["Allocation"] * 5),
+        "mem_kind": pa.array(["Device", "Device", "Managed", "Array", "Pinned", "Device Static"]),
     }
-    t = Trace({"gpu_memory": schema.conform("gpu_memory", cols, 4)}, TraceMeta("x", "test"))
+    t = Trace({"gpu_memory": schema.conform("gpu_memory", cols, 6)}, TraceMeta("x", "test"))
     out = io.StringIO()
     P.write_trace(out, t, steps=False)
     mem = [e for e in json.loads(out.getvalue())["traceEvents"] if e["ph"] == "C"]
@@ -249,3 +255,85 @@ def test_ranks_merged_keep_a_gpu_process_each(tmp_path: Path) -> None:
             rows = db.execute(sql).fetchall()
         for pid, stream, n, total in rows:
             assert tracks[(gpu_of[str(pid)], stream)] == (n, total)
+
+
+def test_memory_counter_kinds_are_the_memory_lanes() -> None:
+    from tuiperf.model.timeline import memory_lane
+
+    # one list of kinds for both (not a copy): the lane's, by nsys's labels
+    assert memory_lane.RESERVED_KINDS == ("Device", "Managed", "Array")
+    assert "RESERVED_KINDS" not in vars(P)  # imported where used, never redefined
+
+
+def test_gpu_annotations_without_a_process_go_on_their_streams_gpu(tmp_path: Path) -> None:
+    """torch.profiler's gpu_user_annotation events (no process: kineto's pid is the device,
+    tid the stream) on a track of that GPU, never on a made-up 'process (0)'. Oracle: the
+    kineto JSON itself."""
+    import gzip
+
+    from tests.conftest import DATA
+
+    src = DATA / "budget" / "cpu_bound.kineto.json.gz"
+    raw = json.loads(gzip.decompress(src.read_bytes()))["traceEvents"]
+    ann = [e for e in raw if e.get("cat") == "gpu_user_annotation"]
+    assert len(ann) == 15 and {(e["pid"], e["tid"]) for e in ann} == {(0, 7)}
+    out = tmp_path / "cb.json"
+    assert main(["export", str(src), "--format", "perfetto", "-o", str(out), "-q"]) == 0
+    events = json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+    track = (P.GPU_PID + 0, P.NVTX_TID + 7)  # device 0, stream 7
+    mine = [e for e in events if e["ph"] == "X" and (e["pid"], e["tid"]) == track]
+    assert sorted((e["name"], _ns(e["dur"])) for e in mine) == sorted(
+        (e["name"], round(e["dur"] * 1000)) for e in ann
+    )
+    assert all(e["cat"] == "nvtx" for e in mine)
+    assert not [e for e in events if e.get("pid") == 0]  # no event on a process 0
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert names[track] == "stream 7 · NVTX"
+    assert not [n for n in names.values() if n.endswith("(0)")]
+
+
+def test_null_ids_name_nothing() -> None:
+    """A hand-built trace: a call without a correlation id and a kernel with correlation id
+    0 (the old fill), a call and a kernel both without a process (correlation 5), a kernel
+    without a correlation id, and one known pair (pid 1, correlation 9): only the known
+    pair is joined by a flow; the call without a process is left out (counted); the
+    kernel's missing correlation id is written as null."""
+    import pyarrow as pa
+
+    from tuiperf import schema
+    from tuiperf.model.trace import Trace, TraceMeta
+
+    api = {
+        "start": pa.array([10, 20, 30]),
+        "end": pa.array([11, 21, 31]),
+        "duration": pa.array([1, 1, 1]),
+        "pid": pa.array([1, None, 1]),
+        "tid": pa.array([2, 2, 2]),
+        "correlation_id": pa.array([None, 5, 9]),
+        "name": pa.array(["cudaLaunchKernel"] * 3),
+    }
+    kernels = {
+        "start": pa.array([40, 50, 60, 70]),
+        "end": pa.array([41, 51, 61, 71]),
+        "duration": pa.array([1, 1, 1, 1]),
+        "pid": pa.array([1, None, 1, 1]),
+        "device": pa.array([0, 0, 0, 0], pa.int32()),
+        "stream": pa.array([7, 7, 7, 7]),
+        "correlation_id": pa.array([0, 5, 9, None]),
+        "name": pa.array(["k0", "k5", "k9", "kn"]),
+    }
+    tables = {
+        "api": schema.conform("api", api, 3),
+        "kernels": schema.conform("kernels", kernels, 4),
+    }
+    out = io.StringIO()
+    counts = P.write_trace(out, Trace(tables, TraceMeta("x", "test")), steps=False)
+    events = json.loads(out.getvalue())["traceEvents"]
+    flows = [e for e in events if e["ph"] in ("s", "f")]
+    assert [(e["ph"], _ns(e["ts"])) for e in flows] == [("f", 60), ("s", 30)]
+    assert counts["dropped_no_process"] == 1 and counts["cuda_api"] == 2
+    corr = {e["name"]: e["args"]["correlation_id"] for e in events if e.get("cat") == "kernel"}
+    assert corr == {"k0": 0, "k5": 5, "k9": 9, "kn": None}
+    gpus = {e["pid"] for e in events if e.get("cat") == "kernel"}
+    assert gpus == {P.GPU_PID}  # one process's GPU 0: the pid-less kernel makes no other
+    assert not [e for e in events if e["ph"] != "M" and e["pid"] == 0]

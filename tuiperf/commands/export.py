@@ -224,9 +224,13 @@ def run_perfetto(args: argparse.Namespace) -> int:
     except OSError as e:
         raise TuiperfError(f"{args.output}: cannot write ({e.strerror or e})") from e
     if not args.quiet:
-        n = sum(v for k, v in counts.items() if not k.startswith(("flow", "memory", "budget")))
+        n = sum(v for k, v in counts.items()
+                if not k.startswith(("flow", "memory", "budget", "dropped")))  # fmt: skip
         print(f"wrote {n:,} events and {counts['flow_start']:,} launch flows to {args.output} "
               "(open it in https://ui.perfetto.dev)", file=sys.stderr)  # fmt: skip
+        if counts.get("dropped_no_process"):
+            print(f"tuiperf: note: {counts['dropped_no_process']:,} rows without a process or "
+                  "thread left out", file=sys.stderr)  # fmt: skip
     return 0
 
 
