@@ -19,15 +19,13 @@ from tuiperf.commands.base import (
 )
 from tuiperf.commands.width import width
 from tuiperf.errors import UsageError
-from tuiperf.summaries.names import GRAPHLESS_REPORTS, REPORT_NAMES, resolve
+from tuiperf.summaries.names import GRAPHLESS_REPORTS, RANGE_NAMES, REPORT_NAMES, resolve
 
 if TYPE_CHECKING:
     from tuiperf.model.trace import Trace
     from tuiperf.summaries.rows import ReportRows, StoredReport
     from tuiperf.summaries.stats import StatsTable
 
-#: the range statistics report (only with a window: `--start`, `--end`)
-RANGE_NAMES = ("range", "range_stats", "window")
 #: tuiperf's own reports, beside the `nsys stats` ones
 _OWN = ("op_sum", "step_budget", "by_line", "cpu_samples")
 _NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from tuiperf.commands.base import end_progress, export_ahead, open_options, timeline_and_ncu
 from tuiperf.errors import UsageError
-from tuiperf.summaries.names import resolve
+from tuiperf.summaries.names import RANGE_NAMES, resolve
 
 if TYPE_CHECKING:
     from tuiperf.model.trace import Trace
@@ -21,7 +21,6 @@ RANGE = "range_stats"
 
 def report_name(text: str) -> str:
     """The windowed report `--report` names (range_stats for range), or a usage error."""
-    from tuiperf.commands.summary import RANGE_NAMES
     from tuiperf.summaries.window import WINDOW_REPORTS
 
     if text.strip().lower() in RANGE_NAMES:

@@ -21,6 +21,9 @@ REPORT_NAMES = (
 #: (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) out of them, and so do these (with a note under the table)
 GRAPHLESS_REPORTS = ("cuda_gpu_kern_sum", "cuda_gpu_trace")
 
+#: what `--report` calls the range statistics (only over a time window: `summary --start`)
+RANGE_NAMES = ("range", "range_stats", "window")
+
 ALIASES = {
     "kern": "cuda_gpu_kern_sum",
     "kernels": "cuda_gpu_kern_sum",
