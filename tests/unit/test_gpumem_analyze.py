@@ -4,6 +4,7 @@ NVTX `step N` ranges whose every step cudaMallocs 2 MiB and never frees it."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 from tests.support.tiny import gpu_table, trace_of
 from tuiperf import schema
@@ -67,3 +68,23 @@ def test_skipped_without_memory_events() -> None:
     del t.tables["gpu_memory"]
     res = analyze(t, options=AnalyzeOptions(only=frozenset({R.RULE_CREEP})))
     assert [c.status for c in res.checks if c.rule == R.RULE_CREEP] == ["skipped"]
+
+
+def test_large_kineto_trace_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """analyze reads a torch.profiler trace's memory events again only up to REREAD_MAX
+    bytes of file (at the boundary: the file's own size is read, one byte less is not)."""
+    from pathlib import Path
+
+    from tuiperf.analysis.gpumem import trace_rules
+    from tuiperf.load.open import OpenOptions, open_trace
+
+    path = Path(__file__).parents[1] / "data" / "kineto" / "kineto_vit.json.gz"
+    size = path.stat().st_size
+    statuses = []
+    for cap in (size, size - 1):
+        monkeypatch.setattr(trace_rules, "REREAD_MAX", cap)
+        t = open_trace(path, OpenOptions(use_cache=False))
+        res = analyze(t, options=AnalyzeOptions(only=frozenset({R.RULE_CREEP, R.RULE_FRAG})))
+        statuses.append({c.rule: c.status for c in res.checks if c.rule.startswith("memory")})
+    assert statuses[0] == {R.RULE_CREEP: "clean", R.RULE_FRAG: "clean"}
+    assert statuses[1] == {R.RULE_CREEP: "skipped", R.RULE_FRAG: "skipped"}

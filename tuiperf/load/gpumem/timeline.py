@@ -67,9 +67,17 @@ DERIVED = "gpumem-kineto"
 _ORIGIN = b"epoch_origin_ns"
 
 
-def kineto_memory(trace: Trace, path: Path) -> T.MemoryData | None:
+class NotRead(Exception):
+    """The trace's memory events are not in its cache entry, and its file is larger than
+    the caller would read again."""
+
+
+def kineto_memory(
+    trace: Trace, path: Path, max_read_bytes: int | None = None
+) -> T.MemoryData | None:
     """`from_kineto`, kept beside the trace's cache entry: the JSON is read again only
-    the first time (a trace without memory events is remembered as an empty table)."""
+    the first time (a trace without memory events is remembered as an empty table);
+    with `max_read_bytes`, a larger file is not read (NotRead)."""
     cache, key = trace.cache, trace.cache_key
     hit = cache.load_derived(key, DERIVED) if cache is not None and key is not None else None
     if hit is not None and hit.schema.names == T.EVENTS.names:
@@ -81,6 +89,8 @@ def kineto_memory(trace: Trace, path: Path) -> T.MemoryData | None:
         return T.MemoryData(T.KINETO, str(path), events, epoch_origin_ns=origin)
     if not path.is_file():
         return None  # a converted copy: no JSON to read
+    if max_read_bytes is not None and path.stat().st_size > max_read_bytes:
+        raise NotRead(f"{path.stat().st_size} bytes")
     data = from_kineto(path)
     if cache is not None and key is not None:
         table = data.events if data is not None else T.EVENTS.empty_table()
