@@ -42,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--goto",
         metavar="ID",
-        help="open at an event (kernels:12), a stretch of time (at:START+DURATION) or a "
-        "finding (its id in `analyze --format markdown|json`)",
+        help="open at an event (kernels:12), a stretch of time (at:START+DURATION), a "
+        "finding (its id in `analyze --format markdown|json`) or, with the .ncu-rep linked, "
+        "an Nsight Compute result's launch (ncu_kernels:ID); one timeline only",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     add_cache_args(p)
