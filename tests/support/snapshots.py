@@ -31,7 +31,7 @@ def frames(file: str, line: int, fn: str) -> list[dict[str, Any]]:
         CPP_FRAME,
         TORCH_FRAME,
         {"filename": file, "line": line, "name": fn},
-        {"filename": "/home/u/run.py", "line": 1, "name": "<module>"},
+        {"filename": "/proj/u/run.py", "line": 1, "name": "<module>"},
     ]
 
 

@@ -21,6 +21,7 @@ from tests.conftest import DATA, unpacked_nsys
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.engine import UNEXPLAINED, all_rule_ids, analyze
 from tuiperf.analysis.findings import Finding, Skip
+from tuiperf.analysis.gpumem import trace_rules as memory_rules
 from tuiperf.analysis.ncu import rules as ncu_rules
 from tuiperf.analysis.rules import nsys as nsys_rules
 from tuiperf.analysis.rules import pytorch
@@ -38,7 +39,7 @@ NCU_INPUTS = sorted(p.name.removesuffix(".xz") for p in (DATA / "ncu").glob("*.x
 #: the timeline report of the same program as each ncu report
 NCU_BESIDE = {"vit_full": "vit_range.sqlite", "lstm_basic": "lstm.sqlite"}
 
-TIMELINE_RULES = [*nsys_rules.RULES, *pytorch.RULES]
+TIMELINE_RULES = [*nsys_rules.RULES, *pytorch.RULES, *memory_rules.RULES]
 
 
 @cache
@@ -77,6 +78,8 @@ def test_timeline_rule_never_raises(rule: str, report: str) -> None:
     ctx = _ctx(report)
     if rule in nsys_rules.RULES:
         _check(rule, lambda: nsys_rules.RULES[rule](ctx, nsys_rules.NsysOptions()))
+    elif rule in memory_rules.RULES:
+        _check(rule, lambda: memory_rules.RULES[rule](ctx))
     else:
         _check(rule, lambda: pytorch.RULES[rule](ctx))
 

@@ -15,8 +15,8 @@ from tuiperf.load.open import OpenOptions
 
 MB = 1 << 20
 BASE_NS = 1_700_000_000_000_000_000
-LEAK = frames("/home/u/train.py", 41, "train_step")
-TMP = frames("/home/u/model.py", 12, "forward")
+LEAK = frames("/proj/u/train.py", 41, "train_step")
+TMP = frames("/proj/u/model.py", 12, "forward")
 
 
 def _trace(path: Path, base_ns: int) -> Path:

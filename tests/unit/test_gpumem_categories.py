@@ -14,7 +14,7 @@ from tuiperf.load.gpumem.snapshot import load_snapshot
 
 MB = 1 << 20
 SITE = "/env/lib/python3.11/site-packages/torch"
-USER = {"filename": "/home/u/train.py", "line": 7, "name": "main"}
+USER = {"filename": "/proj/u/train.py", "line": 7, "name": "main"}
 
 
 def _f(path: str, fn: str) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def test_bytes_by_category_at_the_peak(tmp_path: Path) -> None:
     assert sum(d.at.categories.values()) == d.at.allocated
     # one line, two categories (train.py:7 made parameters, optimizer state, activations
     # and the unknown block): its bytes are summed in top_sites
-    (line,) = [s for s in d.at.sites if s.file == "/home/u/train.py"]
+    (line,) = [s for s in d.at.sites if s.file == "/proj/u/train.py"]
     assert line.bytes == (40 + 80 + 100 + 2) * MB
 
 

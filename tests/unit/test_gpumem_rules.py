@@ -16,8 +16,8 @@ from tuiperf.analysis.gpumem.summary import DeviceReport, StepMemory, build
 from tuiperf.load.gpumem.snapshot import load_snapshot
 
 MB = 1 << 20
-LEAK = frames("/home/u/train.py", 41, "train_step")
-TMP = frames("/home/u/model.py", 12, "forward")
+LEAK = frames("/proj/u/train.py", 41, "train_step")
+TMP = frames("/proj/u/model.py", 12, "forward")
 
 
 def _steps(levels: list[int]) -> DeviceReport:
@@ -68,7 +68,7 @@ def _leaky(tmp_path: Path, kept: int, steps: int = 6, size: int = MB) -> list:
 
 def test_creep_by_line_repeats_threshold(tmp_path: Path) -> None:
     (f,) = _leaky(tmp_path, R.CREEP_MIN_REPEATS)
-    assert (f.metrics["file"], f.metrics["line"]) == ("/home/u/train.py", 41)
+    assert (f.metrics["file"], f.metrics["line"]) == ("/proj/u/train.py", 41)
     assert f.metrics["live_bytes"] == R.CREEP_MIN_REPEATS * MB
     assert not _leaky(tmp_path, R.CREEP_MIN_REPEATS - 1)
 
@@ -156,7 +156,7 @@ def test_memory_json_keys(tmp_path: Path) -> None:
     assert out["peak_ns"] == 40_000  # segment at 0, the allocs at 10, 20, 30, 40 us
     assert out["top_sites"] == [
         {
-            "file": "/home/u/train.py",
+            "file": "/proj/u/train.py",
             "line": 41,
             "function": "train_step",
             "bytes": 8 * MB,
@@ -169,7 +169,7 @@ def test_memory_json_keys(tmp_path: Path) -> None:
     rules = {f["rule"] for f in out["findings"]}
     assert R.RULE_OOM in rules
     csv = run_cli("memory", str(p), "--format", "csv")
-    assert csv.stdout.splitlines()[1] == f"0,/home/u/train.py,41,train_step,{8 * MB},4"
+    assert csv.stdout.splitlines()[1] == f"0,/proj/u/train.py,41,train_step,{8 * MB},4"
 
 
 def test_at_time(tmp_path: Path) -> None:

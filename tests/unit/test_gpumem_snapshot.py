@@ -17,9 +17,9 @@ from tuiperf.analysis.gpumem.summary import build
 from tuiperf.load.gpumem.snapshot import load_snapshot
 
 MB = 1 << 20
-LEAK = frames("/home/u/train.py", 41, "train_step")
-TMP = frames("/home/u/model.py", 12, "forward")
-WEIGHTS = frames("/home/u/train.py", 8, "main")
+LEAK = frames("/proj/u/train.py", 41, "train_step")
+TMP = frames("/proj/u/model.py", 12, "forward")
+WEIGHTS = frames("/proj/u/train.py", 8, "main")
 
 
 def leak_snapshot() -> Snap:
@@ -118,7 +118,7 @@ def test_fragmentation_largest_free_block(tmp_path: Path) -> None:
 
 def test_oom_entry(tmp_path: Path) -> None:
     s = leak_snapshot()
-    s.oom(100 * MB, 3 * MB, frames("/home/u/train.py", 50, "train_step"))
+    s.oom(100 * MB, 3 * MB, frames("/proj/u/train.py", 50, "train_step"))
     data = load_snapshot(s.dump(tmp_path / "oom.pickle"))
     (d,) = build(data).devices
     (o,) = d.ooms
@@ -126,7 +126,7 @@ def test_oom_entry(tmp_path: Path) -> None:
     assert o.point.allocated == (8 + 12) * MB  # weights and the six kept 2 MB blocks
     assert o.point.reserved == 64 * MB
     held = {(x.file, x.line): x.bytes for x in o.point.sites}
-    assert held == {("/home/u/train.py", 41): 12 * MB, ("/home/u/train.py", 8): 8 * MB}
+    assert held == {("/proj/u/train.py", 41): 12 * MB, ("/proj/u/train.py", 8): 8 * MB}
 
 
 def test_user_frame_skips_cpp_torch_and_stdlib(tmp_path: Path) -> None:
