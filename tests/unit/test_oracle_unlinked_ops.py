@@ -81,3 +81,16 @@ def test_pattern_steps_leave_out_kernels_launched_before_the_capture() -> None:
     # next one to end it): call starts 10 (i - 40) - 5 µs
     assert [int(s) for s in steps.starts] == [(80 * j - 5) * US for j in range(4)]
     assert [int(e - s) for s, e in zip(steps.starts, steps.ends, strict=True)] == [80 * US] * 4
+
+
+def test_a_launch_call_of_zero_duration_is_linked() -> None:
+    # a call recorded with no duration (start == end) is in the report: its op is linked,
+    # the gap it closes is CPU-bound (the queue was empty), its wait counts in the median
+    queued = [
+        ((s + 1) * STEP - 130 * US, (s + 1) * STEP - 130 * US, (s + 1) * STEP - 100 * US,
+         (s + 1) * STEP, "sm90_xmma_gemm_bf16bf16_bf16f32_tn")
+        for s in range(5)
+    ]  # fmt: skip
+    b = Ctx(loop_trace(queued=queued)).budget
+    assert b.step is not None and b.step.queue_ns == 30 * US
+    assert [s.parts.ns["cpu_bound"] for s in b.main.steps] == [900 * US] * 4
