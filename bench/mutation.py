@@ -36,7 +36,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_compile_warmup.py", U + "test_cuda_graphs.py", U + "test_oracle_step_time.py",
         U + "test_oracle_step_budget_mut.py", U + "test_oracle_step_budget_mut_edges.py",
         U + "test_oracle_capture_cost.py", U + "test_oracle_unlinked_ops.py",
-        U + "test_oracle_untraced_mark.py"]),
+        U + "test_oracle_untraced_mark.py", U + "test_oracle_step_budget_given_steps.py"]),
     "intervals": ("tuiperf/analysis/intervals.py", [
         U + "test_analysis_intervals.py", U + "test_oracle_intervals.py"]),
     "interval_sets": ("tuiperf/analysis/interval_sets.py", [U + "test_oracle_intervals.py"]),
