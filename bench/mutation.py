@@ -49,7 +49,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_oracle_ranks_assemble.py"]),
     "query": ("tuiperf/model/timeline/query.py", [
         U + "test_query.py", U + "test_oracle_query.py", U + "test_sort_order.py",
-        U + "test_oracle_query_sort.py"]),
+        U + "test_oracle_query_sort.py", U + "test_oracle_query_text.py"]),
     "stats": ("tuiperf/summaries/stats.py", [
         U + "test_summary_golden.py", U + "test_groupstats.py", U + "test_oracle_stats.py"]),
     "roofline": ("tuiperf/analysis/ncu/roofline.py", [
