@@ -505,11 +505,18 @@ def report_name(path: Path, sample: bool) -> str:
     return f"{path.name} (bundled sample)" if sample else path.name
 
 
-def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
-    """Run the viewer on `path`; errors while loading come back as TuiperfError."""
+def run_app(
+    path: Path,
+    args: argparse.Namespace,
+    opts: OpenOptions,
+    app_class: type[TuiperfApp] | None = None,
+    **extra: Any,
+) -> int:
+    """Run the viewer on `path`; errors while loading come back as TuiperfError.
+    `app_class` (a TuiperfApp by default) gets `extra` as further keyword arguments."""
     sample = args.report_path is None or Path(path) == sample_path()
     ncu = getattr(args, "ncu_path", None)
-    app = TuiperfApp(
+    app = (app_class or TuiperfApp)(
         None if ncu is not None and Path(ncu) == Path(path) else Path(path),
         replace(opts, progress=None),
         ascii_only=wants_ascii(getattr(args, "ascii", False)),
@@ -517,6 +524,7 @@ def run_app(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
         ncu_path=ncu,
         ncu_baseline=getattr(args, "ncu_baseline", None),
         show_traceback=bool(getattr(args, "debug", False)),
+        **extra,
     )
     rc = app.run(mouse=not getattr(args, "no_mouse", False))
     return app_exit_code(app, rc)

@@ -11,21 +11,18 @@ first launch linked to it; one linked to none ends the app with a usage error (e
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from textual import work
 
 from tuiperf.analysis.ids import NCU_TABLE, Target, finding_ids, target_of
-from tuiperf.bundled import sample_path
 from tuiperf.errors import UsageError
 from tuiperf.load.open import OpenOptions
 from tuiperf.model.ncu.metrics import KernelMetrics
 from tuiperf.model.timeline.lanes import LaneSet
 from tuiperf.model.trace import Trace
-from tuiperf.tui.app import TuiperfApp, app_exit_code, report_name
-from tuiperf.tui.glyphs import wants_ascii
+from tuiperf.tui.app import TuiperfApp, run_app
 from tuiperf.tui.messages import EventSelected
 from tuiperf.tui.widgets.events_table import EventsTable
 from tuiperf.tui.widgets.timeline import Timeline
@@ -118,17 +115,4 @@ class GotoApp(TuiperfApp):
 
 def run_app_at(path: Path, args: argparse.Namespace, opts: OpenOptions, goto: Target) -> int:
     """`run_app`, with the viewer going to `goto` once the report is loaded."""
-    sample = args.report_path is None or Path(path) == sample_path()
-    ncu = getattr(args, "ncu_path", None)
-    app = GotoApp(
-        None if ncu is not None and Path(ncu) == Path(path) else Path(path),
-        replace(opts, progress=None),
-        ascii_only=wants_ascii(getattr(args, "ascii", False)),
-        name=report_name(Path(path), sample),
-        ncu_path=ncu,
-        ncu_baseline=getattr(args, "ncu_baseline", None),
-        show_traceback=bool(getattr(args, "debug", False)),
-        goto=goto,
-    )
-    rc = app.run(mouse=not getattr(args, "no_mouse", False))
-    return app_exit_code(app, rc)
+    return run_app(path, args, opts, GotoApp, goto=goto)

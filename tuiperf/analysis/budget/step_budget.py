@@ -374,7 +374,7 @@ def step_windows(ctx: TraceCtx, steps: Steps, steady: np.ndarray, dev: int) -> S
     ops = ctx.gpu_ops
     on = ops.device == dev
     launch_end = _op_launch_end(ctx)[on]
-    idx = np.where(_op_linked(ctx)[on], steps.index_of(_op_launch(ctx)[on]), -1)
+    idx = np.where(launch_end != NO_LAUNCH, steps.index_of(_op_launch(ctx)[on]), -1)
     gpu_end = np.full(len(steps), -1, np.int64)
     ok = idx >= 0
     np.maximum.at(gpu_end, idx[ok], ops.end[on][ok])
@@ -425,18 +425,19 @@ def _op_launch(ctx: TraceCtx) -> np.ndarray:
     return np.concatenate([ctx.launch_time(t) for t in GPU_TABLES])
 
 
+#: the launch end of a GPU op whose launch call is not in the report (launched before the
+#: capture began, or by a process whose API was not traced): its queue is unknown, not
+#: empty, and it belongs to no step by its launch
+NO_LAUNCH = np.iinfo(np.int64).min
+
+
 def _op_launch_end(ctx: TraceCtx) -> np.ndarray:
+    """When each GPU op's launch call returned (NO_LAUNCH where the call is not known)."""
     ends = []
     for t in GPU_TABLES:
-        ends.append(ctx.launch_time(t) + np.maximum(ctx.launch_duration(t), 0))
+        dur = ctx.launch_duration(t)
+        ends.append(np.where(dur >= 0, ctx.launch_time(t) + dur, NO_LAUNCH))
     return np.concatenate(ends)
-
-
-def _op_linked(ctx: TraceCtx) -> np.ndarray:
-    """Whether each GPU op's launch call is in the report. One that is not (launched before
-    the capture began, or by a process whose API was not traced) has an unknown queue, not
-    an empty one, and belongs to no step by its launch."""
-    return np.concatenate([ctx.launch_duration(t) >= 0 for t in GPU_TABLES])
 
 
 def _op_kind(ctx: TraceCtx) -> np.ndarray:
@@ -525,8 +526,7 @@ def _device(
     busy = _busy_sets(start, end, kind)
     idle = S.complement(busy[-1], lo, hi)
     windows = np.append(a, t0), np.append(b, a[0])  # steady steps, then start-up
-    launch_end = np.where(_op_linked(ctx)[on], _op_launch_end(ctx)[on], np.iinfo(np.int64).min)
-    causes = _idle_causes(idle, start, launch_end, cpu, windows)
+    causes = _idle_causes(idle, start, _op_launch_end(ctx)[on], cpu, windows)
     parts = _measure(busy, causes, start, end, *windows)
     step_parts = [
         StepParts(
@@ -559,8 +559,8 @@ def _idle_causes(
     windows: tuple[np.ndarray, np.ndarray],
 ) -> dict[str, Union]:
     """Idle time by cause, as disjoint unions (data, sync, cpu_bound, other). An op with
-    no launch call in the report has the smallest int64 as its launch end: a gap it
-    closes never reads as an empty queue."""
+    no launch call in the report has NO_LAUNCH as its launch end: a gap it closes never
+    reads as an empty queue."""
     g0, g1 = idle.starts, idle.ends
     order = np.argsort(op_start, kind="stable")
     nxt = np.searchsorted(op_start[order], g1, "left")
