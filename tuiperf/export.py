@@ -40,6 +40,12 @@ def open_output(path: Path | None, overwrite: bool = True) -> Iterator[TextIO]:
         return
     path = Path(path)
     # a wrong output argument is a usage error (exit 2): 1 is kept for reports we cannot read
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        # a device or a pipe (/dev/null, a FIFO): a stream to write into, never a file to
+        # replace (renaming a temporary over /dev/null as root replaces the device)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            yield f
+        return
     if path.exists() and not overwrite:
         raise UsageError(f"{path}: already exists; pass --force to overwrite")
     if path.is_dir():

@@ -214,3 +214,20 @@ def export_file_mode(folder: Path, umask: int) -> int:
         f.write("x\n")
     assert current_umask() == umask
     return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_output_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(tmp_path: Path) -> None:
+    """`-o /dev/null` or a FIFO is a stream: written into, never replaced by a renamed
+    temporary (which, as root, turned /dev/null into a regular file)."""
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert _run("--limit", "3", "--format", "csv", "-o", str(fifo)) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert len(got[0].decode().splitlines()) == 4  # the header and 3 rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]  # no temporary left
