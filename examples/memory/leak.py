@@ -4,20 +4,50 @@ graph* in a list (the saved activations of that forward pass stay alive), the mi
 the line marked LEAK as the memory creep, and its peaks equal the printed ones.
 
     python leak.py OUT_DIR        (NVTX `step N` ranges for nsys; see capture.sh)
+    python leak.py OUT_DIR kineto (the same loop under torch.profiler, profile_memory=True:
+                                  leak_kineto.json.gz and expect_leak_kineto.json)
 """
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import sys
 from pathlib import Path
 
 import torch
-from common import finish, model, start_recording
+from common import OUT, finish, model, start_recording
+from torch.profiler import ProfilerActivity, profile
 
 STEPS = 12
 BATCH, WIDTH = 64, 1024
 
 
 def main() -> None:
+    kineto = len(sys.argv) > 2 and sys.argv[2] == "kineto"
+    prof = (
+        profile(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+            profile_memory=True,
+            record_shapes=True,
+            with_stack=True,
+        )
+        if kineto
+        else contextlib.nullcontext()
+    )
+    with prof:
+        alive = train()  # the model, optimizer and leaked outputs stay alive at the dump
+    name = "leak_kineto" if kineto else "leak"
+    if kineto:
+        raw = OUT / "leak_kineto.json"
+        prof.export_chrome_trace(str(raw))
+        (OUT / "leak_kineto.json.gz").write_bytes(gzip.compress(raw.read_bytes(), 9, mtime=0))
+        raw.unlink()
+    finish(name, steps=STEPS, leak_file=__file__, leak_line=line_of("# LEAK:"))
+    del alive
+
+
+def train() -> tuple[object, ...]:
     start_recording()
     net = model(WIDTH)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
@@ -31,7 +61,8 @@ def main() -> None:
             loss.backward()
             opt.step()
             history.append(net(x[:8]))  # LEAK: kept with its graph, never freed
-    finish("leak", steps=STEPS, leak_file=__file__, leak_line=line_of("# LEAK:"))
+    torch.cuda.synchronize()
+    return net, opt, history
 
 
 def line_of(marker: str) -> int:
