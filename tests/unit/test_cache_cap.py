@@ -339,3 +339,23 @@ def test_profile_hands_the_cap_to_the_report_it_opens() -> None:
     a = argparse.ArgumentParser()
     analyze.prepare(a)
     assert a.parse_args(["run.nsys-rep", *flags]).cache_max == 2 << 20
+
+
+def test_ranks_hands_the_cap_to_its_workers(reports: dict[str, Path], tmp_path: Path) -> None:
+    """`ranks --cache-max`: each worker's conversion evicts as a single open does (the cap
+    is parsed once by the command and travels with the job)."""
+    cache = tmp_path / "c"
+    for k in "bc":
+        convert(reports[k], cache)
+    res = run_cli("ranks", str(reports["a"]), "--cache-dir", str(cache), "--cache-max", "1",
+                  "-j", "1", "--format", "json")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert set(entry_dirs(cache)) == {"a"}
+
+
+def test_ranks_bad_cache_max_env_one_line(reports: dict[str, Path], tmp_path: Path) -> None:
+    cache = tmp_path / "c"
+    res = run_cli("ranks", str(reports["a"]), "--cache-dir", str(cache),
+                  env={"TUIPERF_CACHE_MAX": "lots"})  # fmt: skip
+    assert_one_line_error(res, 2)
+    assert "TUIPERF_CACHE_MAX" in res.stderr

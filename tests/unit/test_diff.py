@@ -277,3 +277,11 @@ def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("diff", str(junk), str(path("cpu_bound")), "--no-cache"), 1)
     bad = run_cli("diff", "a", "b", "--fail-if-slower", "-3", "--no-cache")
     assert_one_line_error(bad, 2)
+
+
+@pytest.mark.parametrize("cols", ["0", "-5", "abc", "12"])
+def test_cli_bad_width_is_one_line(cols: str) -> None:
+    """--width takes the same checked columns as analyze/ncu/sql (at least MIN_WIDTH)."""
+    res = run_cli("diff", str(path("cpu_bound")), str(path("cpu_bound")), "--width", cols)
+    assert_one_line_error(res, 2)
+    assert "--width" in res.stderr

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from tuiperf.commands.base import Command, add_cache_args, end_progress, open_options
+from tuiperf.commands.width import width
 from tuiperf.errors import ExitCode, UsageError
 
 FORMATS = ("text", "csv", "json", "markdown")
@@ -40,7 +41,7 @@ def prepare(p: argparse.ArgumentParser) -> None:
         help="markdown: at most N characters; the lowest sections are left out first",
     )
     p.add_argument("--no-findings", action="store_true", help="skip comparing the findings")
-    p.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal)")
+    p.add_argument("--width", type=width, metavar="COLS", help="text width (default: terminal)")
     add_cache_args(p)
 
 

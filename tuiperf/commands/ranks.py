@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from tuiperf.analysis.ranks.pool import run_dask, run_local, scheduler_from_env, split
     from tuiperf.analysis.ranks.summary import Job
     from tuiperf.export import open_output
+    from tuiperf.load.cache.usage import cap_bytes
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
@@ -137,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
     paths = expand(args.inputs)
     use_cache = not args.no_cache and not settings.no_cache()
     cache = str(args.cache_dir) if args.cache_dir else None
-    jobs = [Job(str(p), cache, use_cache) for p in paths]
+    cap = cap_bytes(args.cache_max)  # a bad $TUIPERF_CACHE_MAX: one line here, not per worker
+    jobs = [Job(str(p), cache, use_cache, cache_max=cap) for p in paths]
     address = args.scheduler or scheduler_from_env()
     _say(args, f"reading {len(jobs)} report(s) " + (f"on {address}" if address else "locally"))
     results = run_dask(jobs, address) if address else run_local(jobs, args.jobs)

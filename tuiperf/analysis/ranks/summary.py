@@ -123,6 +123,8 @@ class Job:
     cache_dir: str | None = None
     use_cache: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the cache's size cap in bytes (--cache-max, parsed once by the command); None: none
+    cache_max: int | None = None
 
 
 def rank_in_name(path: Path) -> int | None:
@@ -154,7 +156,9 @@ def summarize(job: Job) -> list[RankResult] | Failed:
     try:
         kind = detect(path)
         opts = OpenOptions(
-            cache_dir=Path(job.cache_dir) if job.cache_dir else None, use_cache=job.use_cache
+            cache_dir=Path(job.cache_dir) if job.cache_dir else None,
+            use_cache=job.use_cache,
+            cache_max=job.cache_max,
         )
         trace = open_trace(path, opts)
         meta_rank = kineto_rank(path) if kind == KINETO else None
