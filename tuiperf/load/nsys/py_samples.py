@@ -2,11 +2,12 @@
 
 nsys 2025.3 writes each Python sample as an NVTX mark (`NVTX_EVENTS.eventType` 34) in the
 domain whose NvtxDomainCreate row (eventType 75) has the text `Python Periodic Sampling`,
-with the frame payload of the Python backtraces (tests/data/graphs/README.md, "Python
-backtraces", item 5): `{"<schema name>": {"Frames": [{"Function": <StringId>, "File":
+with the frame payload of the Python backtraces (docs/formats-cpu-samples.md): `{"Python
+Periodic Sampling": {"Frames": [{"Function": <StringId>, "File":
 <StringId>, "Line": n}, ...]}}`, innermost first, readable only from an export made with
-`nsys export --include-json=true`. The schema name under which the frames sit was not seen
-(that capture is not kept), so any top-level object with `Frames` is read.
+`nsys export --include-json=true`. The frames sit under the key `Python Periodic Sampling`
+(seen on tests/data/cpu_samples/slow.sqlite.xz); any top-level object with `Frames` is read,
+in case a later nsys names it otherwise.
 `SAMPLING_CALLCHAINS` never holds Python frames (native only).
 """
 
