@@ -66,6 +66,8 @@ def run_open(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     goto = parse_goto(args.goto)
     path = args.report_path or sample_path()
+    if args.second_path is None and is_snapshot(path):
+        return run_memory_view(path, args, goto is not None)
     if args.second_path is not None and both_timelines(path, args.second_path):
         check_goto_diff(goto, args.goto)
         return run_diff_view(path, args)
@@ -129,6 +131,27 @@ def both_timelines(first: Path, second: Path) -> bool:
     from tuiperf.load import detect as det
 
     return all(det.detect(p) not in (det.NCU_REP, det.NCU_CSV) for p in (first, second))
+
+
+def is_snapshot(path: Path) -> bool:
+    from tuiperf.load import detect as det
+
+    return path.is_file() and det.detect(path) == det.TORCH_SNAPSHOT
+
+
+def run_memory_view(path: Path, args: argparse.Namespace, goto: bool) -> int:
+    """`tuiperf snap.pickle`: the memory pane of a PyTorch allocator snapshot."""
+    import shlex
+
+    if goto:
+        raise UsageError("--goto: a memory snapshot has no timeline to go to")
+    if not has_terminal():
+        raise UsageError(
+            f"the viewer needs a terminal; use 'tuiperf memory {shlex.quote(str(path))}'"
+        )
+    from tuiperf.tui.screens.memory import run_memory
+
+    return run_memory(path, args, open_options(args))
 
 
 def run_diff_view(before: Path, args: argparse.Namespace) -> int:

@@ -337,6 +337,15 @@ REGISTRY: tuple[Key, ...] = (
         "statistics of the marked range (or the selected event, or the visible window)",
     ),
     Key(
+        "timeline.memory",
+        "M",
+        "memory",
+        "GPU memory",
+        T,
+        "timeline",
+        "GPU memory: peaks, what is live at the peak, per-step memory, out-of-memory",
+    ),
+    Key(
         "timeline.partner",
         "p",
         "jump_partner",
@@ -488,6 +497,32 @@ REGISTRY: tuple[Key, ...] = (
     ),
     Key("range.export", "e", "export", "Export CSV", "range", "range", None, show=True),
     Key("range.back", "escape,q", "back", "Back", "range", "range", None, show=True, display="esc"),
+    # the memory pane (screens/memory.py, `M` on the timeline, `tuiperf snap.pickle`)
+    Key(
+        "memory.jump",
+        "enter",
+        "jump",
+        "Show on timeline",
+        "memory",
+        "memory",
+        None,
+        show=True,
+        display="⏎",
+    ),
+    Key("memory.peak", "g", "peak", "To the peak", "memory", "memory", None, show=True),
+    Key("memory.down", "j", "move(1)", "Line down", "memory", "memory", None),
+    Key("memory.up", "k", "move(-1)", "Line up", "memory", "memory", None),
+    Key(
+        "memory.back",
+        "escape,q",
+        "back",
+        "Back",
+        "memory",
+        "memory",
+        None,
+        show=True,
+        display="esc",
+    ),
     # the Nsight Compute screen: kernel list and metrics pane
     Key(
         "ncu.jump",

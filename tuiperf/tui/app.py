@@ -124,6 +124,10 @@ class TuiperfApp(App[int]):
         self.ncu_link: NcuLink | None = None
         #: the side panel was opened by a selection (below 120 columns), not by the user
         self._side_auto = False
+        #: what `tuiperf memory` reports of the trace (read after the first frame), and
+        #: what the memory pane says until then (or instead)
+        self.memory: Any = None
+        self.memory_note = "Reading the report's GPU memory events …"
 
     def compose(self) -> ComposeResult:
         yield ReportHeader(id="header")
@@ -274,10 +278,61 @@ class TuiperfApp(App[int]):
         # findings for the fixes panel, in a worker after the first frame (`app.ncu`: an
         # Nsight Compute report, when one is loaded; AdvicePanel.set_ncu re-runs later)
         self.call_after_refresh(lambda: self._start_advice(trace))
+        self.call_after_refresh(lambda: self._read_memory(trace))
 
     def _start_advice(self, trace: Trace) -> None:
         for advice in self.query(AdvicePanel):
             advice.start(trace, getattr(self, "ncu", None))
+
+    @work(thread=True, name="memory", exit_on_error=False)
+    def _read_memory(self, trace: Trace) -> None:
+        """The memory report (`tuiperf memory`'s), then the memory lanes it draws."""
+        from tuiperf.tui.screens.memory import read_memory
+
+        try:
+            rep = read_memory(trace, self.path)
+        except TuiperfError as e:
+            rep, self.memory_note = None, f"GPU memory not read: {e}"
+        except Exception as e:  # the viewer goes on without the pane
+            rep, self.memory_note = None, f"GPU memory not read: internal error ({e!r})"
+        with contextlib.suppress(Exception):  # the app may be closing
+            self.call_from_thread(self._memory_read, rep)
+
+    def _memory_read(self, rep: Any) -> None:
+        from tuiperf.model.timeline.lanes import add_memory_lanes
+        from tuiperf.tui.screens.memory import MemoryScreen, memory_lane_keys
+
+        self.memory = rep
+        if rep is None and self.memory_note.startswith("Reading"):
+            self.memory_note = (
+                "No GPU memory events in this report (torch.profiler: "
+                "profile_memory=True; nsys: --cuda-memory-usage=true)."
+            )
+        if rep is not None and self.lanes is not None:
+            added = [add_memory_lanes(self.lanes, dev, cs)
+                     for dev, cs in memory_lane_keys(rep).items()]  # fmt: skip
+            if added:
+                self.query_one(Timeline).add_lanes()
+        for screen in self.screen_stack:
+            if isinstance(screen, MemoryScreen):
+                screen.show(rep, self.memory_note)
+
+    def action_memory_pane(self) -> None:
+        """`M`: the memory pane; Enter there brings the timeline's cursor to the moment."""
+        from tuiperf.tui.screens.memory import MemoryScreen
+
+        if self.trace is None:
+            return
+        screen = MemoryScreen(self.memory, self.ascii_only, waiting=self.memory_note)
+        self.push_screen(screen, self._memory_jump)
+
+    def _memory_jump(self, t: int | None) -> None:
+        if t is None or self.lanes is None:
+            return
+        timeline = self.query_one(Timeline)
+        lanes = [i for i, lane in enumerate(self.lanes.lanes) if lane.kind == "memory"]
+        timeline.show_time(t, lanes[0] if lanes else None)
+        timeline.focus()
 
     @work(thread=True, name="warm-names", exit_on_error=False)
     def _warm_names(self, trace: Trace, lanes: LaneSet) -> None:

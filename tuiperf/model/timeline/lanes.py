@@ -408,6 +408,25 @@ def _memory_lane(group: Group, device: Any, counter: MemoryCounter) -> Lane:
     )
 
 
+def add_memory_lanes(ls: LaneSet, device: int, counters: dict[str, MemoryCounter]) -> list[int]:
+    """Level lanes (`{"allocated": …, "reserved": …}`) at the end of GPU `device`'s group
+    (a group of their own when the GPU has no other lane): torch.profiler's memory events
+    or a snapshot, added once their report is read. Returns the new lanes' indices."""
+    key = f"gpu:{device}"
+    group = next((g for g in ls.groups if g.key == key), None)
+    if group is None:
+        group = Group(key, f"GPU {device}")
+        ls.groups.append(group)
+    added = []
+    for level, counter in counters.items():
+        lane = _memory_lane(group, device, counter)
+        lane.key, lane.label = ("gpu_memory", device, level), f"memory ({level})"
+        lane.place = {"device": device, "level": level}
+        _add(ls, group, lane)
+        added.append(ls.by_key[lane.key])
+    return added
+
+
 def _gpu_label(
     device: object, dev_names: dict, pnames: dict, pids: set, several_processes: bool
 ) -> str:

@@ -28,6 +28,8 @@ class MemoryCounter:
 
     times: np.ndarray
     values: np.ndarray
+    #: the bytes drawn full (default: the peak); lanes of one GPU share one scale
+    scale: int | None = None
 
     @property
     def peak(self) -> int:
@@ -52,12 +54,13 @@ class MemoryCounter:
         return level
 
     def levels(self, edges: np.ndarray) -> np.ndarray:
-        """Per column 0..LEVELS: its highest level in eighths of the peak, rounded up."""
-        peak = self.peak
+        """Per column 0..LEVELS: its highest level in eighths of the peak (or of `scale`),
+        rounded up."""
+        peak = self.scale or self.peak
         if peak <= 0:
             return np.zeros(len(edges) - 1, np.int64)
         m = self.column_max(edges)
-        return np.ceil(m * LEVELS / peak).astype(np.int64)
+        return np.minimum(np.ceil(m * LEVELS / peak), LEVELS).astype(np.int64)
 
     def peak_column(self, edges: np.ndarray) -> int:
         """The column the peak falls in, or -1 when it is outside the window."""

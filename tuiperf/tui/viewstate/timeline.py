@@ -103,6 +103,21 @@ class TimelineState:
         if self.row_cursor == 0 and len(self.rows) > 1:
             self.row_cursor = 1
 
+    def lanes_added(self) -> None:
+        """Lanes were appended to the report's lanes (memory lanes, read after the first
+        frame): arranged again as the layout says, the lane cursor on the same lane."""
+        assert self.base is not None
+        self._bundles = L.bundles(self.base)
+        self.arrange(keep=self.current_lane)
+
+    def show_time(self, t: float, lane: int | None = None, page: int = 1) -> None:
+        """The time cursor at `t`, in view (the zoom kept), the lane cursor on `lane`."""
+        self.zooms.push(self.vp)
+        self.vp = self.vp.ensure_visible(t, t + 1)
+        self.cursor_t = float(t)
+        if lane is not None:
+            self.goto_lane(lane, page)
+
     def resize(self, columns: int) -> bool:
         """The width in cells of time changed; False when it did not."""
         if self.vp.columns == max(int(columns), 1):

@@ -23,6 +23,7 @@ SCOPE_TITLES = {
     "fixes": "Fixes pane",
     "samples": "CPU samples screen",
     "range": "Range statistics screen",
+    "memory": "GPU memory pane",
 }
 
 CONCEPTS = (

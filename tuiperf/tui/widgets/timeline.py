@@ -300,7 +300,8 @@ class Timeline(Widget, can_focus=True):
             empty, memory, memory, memory, memory, self._style("cursor"), self._style("mark")
         )
         label = self._style("label-current" if current else "label")
-        text = f"  memory {fmt.size(lane.counter.peak)}"
+        what = {"allocated": "alloc"}.get(str(lane.place.get("level")), lane.place.get("level"))
+        text = f"  {what or 'memory'} {fmt.size(lane.counter.peak)}"
         segs = self._label(text, label) + to_segments(chars, sids, peak, styles)
         return Strip(segs, self.size.width)
 
@@ -414,6 +415,21 @@ class Timeline(Widget, can_focus=True):
         from tuiperf.tui.widgets.range_stats import open_range
 
         open_range(self)
+
+    async def action_memory(self) -> None:
+        await self.run_action("app.memory_pane")
+
+    def add_lanes(self) -> None:
+        """Lanes were appended to the lane set (memory lanes read after the first frame)."""
+        if self.state.base is not None:
+            self.state.lanes_added()
+            self.changed(viewport=False)
+
+    def show_time(self, t: float, lane: int | None = None) -> None:
+        """The time cursor at `t` (the memory pane's peak), in view, on `lane`."""
+        if self.state.base is not None:
+            self.state.show_time(t, lane, self.lane_rows)
+            self.changed()
 
     def _select_pos(self, li: int, pos: int, details: bool) -> None:
         table, row = self.state.event_of(li, pos)
