@@ -14,8 +14,9 @@ from tuiperf.model import arrays as A
 
 #: the bytes live at a moment that no recorded allocation explains
 BEFORE = "<allocated before the recording began>"
-#: allocations whose stack has no user frame (or a source without stacks)
-NO_SITE = "<no user frame>"
+#: allocations whose stack has no user frame: the autograd engine's thread (backward runs
+#: there, without Python frames) or other C++ code (or a source without stacks)
+NO_SITE = "<no user frame: autograd engine / C++>"
 _ALLOC, _SEG_ALLOC, _SEG_FREE = (T.ACTIONS.index(a) for a in (T.ALLOC, T.SEG_ALLOC, T.SEG_FREE))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -27,8 +29,15 @@ CREEP_MIN_STEPS = 3
 CREEP_MIN_BYTES = 1 << 20
 #: creep by line (a snapshot): fewest allocations from the line still live at the end
 CREEP_MIN_REPEATS = 3
-#: creep by line: the live allocations must be spread over this share of the recording
-CREEP_MIN_SPAN = 0.5
+#: creep by line: the live allocations must have been made in this many separate steps
+#: (the report's steps when it has them, else stretches of the recording, CREEP_WINDOW)
+CREEP_MIN_PERIODS = 3
+#: ... and no one of them may have made more than this share of the allocations (made once,
+#: or mostly in one step, it is state or the last step's work, not a leak)
+CREEP_MAX_PERIOD_SHARE = 0.5
+#: without steps: a stretch is this share of the device's trace entries (entries, not
+#: time: start-up can take most of a recording's time, as CUDA and cuBLAS initialise)
+CREEP_WINDOW = 0.1
 #: fragmentation: reserved - allocated at the peak, in bytes and as a share of reserved
 FRAG_MIN_BYTES = 256 << 20
 FRAG_MIN_SHARE = 0.25
@@ -150,36 +159,107 @@ outputs.append(out.detach().cpu()) # not: outputs.append(out)"""
 
 
 def creep_by_line(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
-    """Lines whose allocations stay live to the end, CREEP_MIN_REPEATS or more of them
-    spread over CREEP_MIN_SPAN of the recording: made again and again, never freed."""
+    """Lines whose allocations still live at the end were made again and again: at least
+    CREEP_MIN_REPEATS of them, CREEP_MIN_BYTES in all, in CREEP_MIN_PERIODS or more
+    separate steps, none of which made more than CREEP_MAX_PERIOD_SHARE of them. State
+    made once (weights, optimizer state) and what the last step made (its gradients and
+    activations) are live at the end too, but in one or two steps: not a leak."""
     m = d.curve
     if rep.kind != T.SNAPSHOT or len(m) == 0:
         return []
     pos = live_rows(m, len(m) - 1)
     site = A.ints(rep.data.events.take(m.rows[pos]), "site", -1) if len(pos) else pos
+    line, keys = _lines(rep.data.sites, site)
+    period = periods(d, pos)
+    by_step = bool(d.steps)
     found = []
-    for s in np.unique(site[site >= 0]).tolist():
-        mine = pos[site == s]
-        span = (mine[-1] - mine[0]) / max(len(m) - 1, 1)
-        size = int(m.replayed.block[mine].sum())
-        if len(mine) >= CREEP_MIN_REPEATS and span >= CREEP_MIN_SPAN and size >= CREEP_MIN_BYTES:
-            found.append((size, len(mine), s, span))
-    return [_line_finding(rep, d, *f) for f in sorted(found, reverse=True)]
+    for k, key in enumerate(keys):
+        mine = line == k
+        n = int(mine.sum())
+        size = int(m.replayed.block[pos[mine]].sum())
+        if n < CREEP_MIN_REPEATS or size < CREEP_MIN_BYTES:
+            continue
+        spread = Spread.of(period[mine], by_step)
+        if spread.creeps():
+            found.append((size, n, key, spread))
+    found.sort(key=lambda f: (-f[0], f[2]))
+    return [_line_finding(d, *f) for f in found]
+
+
+def _lines(sites: pa.Table, site: np.ndarray) -> tuple[np.ndarray, list[tuple[str, int, str]]]:
+    """Each allocation's source line (an index into the keys returned), as the live-by-line
+    table groups them: a line's categories together, and every stack without a user frame
+    as one line (NO_SITE)."""
+    files, lines = sites["file"].to_pylist(), sites["line"].to_pylist()
+    funcs = sites["function"].to_pylist()
+    keys: dict[tuple[str, int, str], int] = {}
+    lut = [keys.setdefault((f, ln, fn) if f else (NO_SITE, 0, ""), len(keys))
+           for f, ln, fn in zip(files, lines, funcs)]  # fmt: skip
+    none = keys.setdefault((NO_SITE, 0, ""), len(keys))
+    line = np.array([*lut, none], np.int64)[site] if len(site) else site
+    return line, list(keys)
+
+
+def periods(d: DeviceReport, pos: np.ndarray) -> np.ndarray:
+    """The step each allocation at event position `pos` (sorted) was made in: the report's
+    steps when it has them (-1 before the first), else stretches of CREEP_WINDOW of the
+    trace's entries, each opened by the first allocation after the last one closed."""
+    m = d.curve
+    if d.steps:
+        starts = np.array([s.start_ns for s in d.steps], np.int64)
+        return np.searchsorted(starts, m.time_ns[pos], "right") - 1
+    window = max(CREEP_WINDOW * len(m), 1.0)
+    out = np.zeros(len(pos), np.int64)
+    k, end = -1, -np.inf
+    for i, p in enumerate(pos.tolist()):
+        if p >= end:
+            k, end = k + 1, p + window
+        out[i] = k
+    return out
+
+
+@dataclass
+class Spread:
+    """Over how many steps a line's live allocations were made, and the most in one."""
+
+    periods: int
+    most: int
+    total: int
+    by_step: bool
+
+    @classmethod
+    def of(cls, period: np.ndarray, by_step: bool) -> Spread:
+        counts = np.unique(period, return_counts=True)[1]
+        return cls(len(counts), int(counts.max()), len(period), by_step)
+
+    def creeps(self) -> bool:
+        return (
+            self.periods >= CREEP_MIN_PERIODS and self.most <= CREEP_MAX_PERIOD_SHARE * self.total
+        )
+
+    def text(self) -> str:
+        what = "steps" if self.by_step else "separate stretches of the recording"
+        return f"in {self.periods} {what} (at most {self.most} in one)"
 
 
 def _line_finding(
-    rep: MemoryReport, d: DeviceReport, size: int, n: int, s: int, span: float
+    d: DeviceReport, size: int, n: int, key: tuple[str, int, str], spread: Spread
 ) -> Finding:
-    t = rep.data.sites.slice(s, 1).to_pylist()[0]
-    site = SiteBytes(t["file"], t["line"], t["function"], size, n)
+    site = SiteBytes(*key, size, n)
+    where = "allocations with no Python frame of yours (the autograd engine or C++)"
+    who = f"{n} {where}" if site.file == NO_SITE else f"{n} allocations made at {_site_text(site)}"
     msg = (
-        f"GPU {d.device}: {n} allocations made at {_site_text(site)} over "
-        f"{span:.0%} of the recording are still live at its end ({fmt.size(size)}): "
-        "the line allocates again and again and nothing frees it."
+        f"GPU {d.device}: {who} {spread.text()} are still live at the end of the "
+        f"recording ({fmt.size(size)}): made again and again, never freed."
     )
     fix = Fix(
-        f"Look at what {site.file.rsplit('/', 1)[-1]}:{site.line} keeps: store "
-        ".item() / .detach() values, not tensors that hold their autograd graph.",
+        (
+            f"Look at what {site.file.rsplit('/', 1)[-1]}:{site.line} keeps: store "
+            if site.file != NO_SITE
+            else "Look at what keeps the backward pass's results (record C++ frames: "
+            "_record_memory_history(stacks='all')): store "
+        )
+        + ".item() / .detach() values, not tensors that hold their autograd graph.",
         _CREEP_SNIPPET,
     )
     metrics = {
@@ -189,6 +269,9 @@ def _line_finding(
         "function": site.function,
         "live_bytes": size,
         "allocations": n,
+        "periods": spread.periods,
+        "most_in_one_period": spread.most,
+        "periods_are_steps": spread.by_step,
     }
     return _finding(
         RULE_CREEP,
