@@ -323,9 +323,15 @@ class Profile:
         """OS threads running or waiting, from the scheduler's switches (nsys)."""
         return self.table("thread_state")
 
+    @property
+    def gpu_metrics(self) -> pa.Table:
+        """GPU metrics samples per device (nsys `--gpu-metrics-devices`), in their units."""
+        return self.table("gpu_metrics")
+
     def summary(self, name: str) -> Summary:
         """A summary report by name or alias (tuiperf.summaries.names: the `nsys stats`
         reports, `op_sum`, `step_budget`), kept in the cache entry like the CLI's."""
+        from tuiperf.analysis.budget import metrics_report
         from tuiperf.analysis.budget import rows as budget_report
         from tuiperf.summaries.names import REPORT_NAMES, resolve
         from tuiperf.summaries.reports import compute_cached
@@ -334,6 +340,7 @@ class Profile:
         if found is None:
             raise UsageError(f"unknown report {name!r}; reports: {', '.join(REPORT_NAMES)}")
         budget_report.offer()
+        metrics_report.offer()
         stats = compute_cached(self._timeline(), found)
         return Summary(found, stats.data, {c.key: c.header for c in stats.columns})
 

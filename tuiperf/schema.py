@@ -202,6 +202,12 @@ SAMPLE_STACKS = _fields(
 #: switch-in of the same thread
 THREAD_STATE = _fields(*_TIME, ("pid", I64), ("tid", I64), ("state", NAME), ("cpu", I32))
 
+#: GPU metrics (nsys `--gpu-metrics-devices`): one row per sample of a metric on a GPU,
+#: `metric` its name without the unit, `unit` apart ("%", "MHz", ...), `value` in that unit
+GPU_METRICS = _fields(
+    ("start", I64), ("device", I32), ("metric", NAME), ("unit", NAME), ("value", pa.float64())
+)
+
 PROCESSES = _fields(("pid", I64), ("name", pa.string()))
 THREADS = _fields(("pid", I64), ("tid", I64), ("name", pa.string()))
 STREAMS = _fields(
@@ -234,6 +240,7 @@ TABLES: dict[str, pa.Schema] = {
     "cpu_samples": CPU_SAMPLES,
     "sample_stacks": SAMPLE_STACKS,
     "thread_state": THREAD_STATE,
+    "gpu_metrics": GPU_METRICS,
 }
 
 #: tables of timed events (the rest describe the machine)

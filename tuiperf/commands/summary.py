@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tuiperf.summaries.stats import StatsTable
 
 #: tuiperf's own reports, beside the `nsys stats` ones
-_OWN = ("op_sum", "step_budget", "by_line", "cpu_samples")
+_OWN = ("op_sum", "step_budget", "by_line", "cpu_samples", "gpu_metrics")
 _NAMES = " ".join(n for n in REPORT_NAMES if n not in _OWN)
 
 
@@ -45,8 +45,9 @@ def prepare(p: argparse.ArgumentParser) -> None:
         "trace, ops); tuiperf's own: step_budget (alias budget: each training step's time "
         "by part: GPU busy by kind, GPU idle by cause), by_line (alias lines: GPU time and "
         "syncs by source line, from Python stacks), cpu_samples (alias samples: CPU samples "
-        "by function, self and total, per thread and overall), range (everything inside "
-        "a time window, see below); default cuda_gpu_kern_sum",
+        "by function, self and total, per thread and overall), gpu_metrics (alias metrics: "
+        "each GPU metric's mean over the report and over the steady steps), range "
+        "(everything inside a time window, see below); default cuda_gpu_kern_sum",
     )
     p.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
@@ -151,12 +152,14 @@ def _computed(
 ) -> tuple[ReportRows, bool, str, str]:
     """(the report, whether its tables are empty, the source, a note to print under its
     table) from the report's tables."""
+    from tuiperf.analysis.budget import metrics_report
     from tuiperf.analysis.budget import rows as budget_report
     from tuiperf.load.open import open_trace
     from tuiperf.summaries.reports import compute_cached, graph_note, report_is_empty
 
     # the step budget is analysis (a floor above the summaries): offered from here
     budget_report.offer()
+    metrics_report.offer()
     trace = open_trace(path, open_options(args))
     table = compute_cached(trace, name)
     if ncu is not None and args.format != "csv":  # the CSV stays exactly nsys stats'

@@ -15,6 +15,7 @@ REPORT_NAMES = (
     "step_budget",  # where each training step's time goes
     "by_line",  # GPU time and syncs by source line (Python stacks)
     "cpu_samples",  # CPU samples by function: self and total, per thread
+    "gpu_metrics",  # GPU metrics (nsys --gpu-metrics-devices): means per device and metric
 )
 
 #: the `nsys stats` reports of GPU work; nsys leaves whole CUDA graph executions
@@ -40,6 +41,7 @@ ALIASES = {
     "lines": "by_line",
     "line": "by_line",
     "samples": "cpu_samples",
+    "metrics": "gpu_metrics",
     # range statistics: only over a time window (`summary --start/--end`), not stored
     "range": "range_stats",
     "window": "range_stats",

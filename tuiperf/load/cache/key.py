@@ -18,8 +18,8 @@ from tuiperf import settings
 
 #: bump whenever a canonical schema (tuiperf/schema.py) or what TraceMeta holds changes: old
 #: entries are then rebuilt (9: TraceMeta.untraced_step_ns; 10: cpu_samples, sample_stacks,
-#: thread_state)
-SCHEMA_VERSION = 10
+#: thread_state; 11: gpu_metrics)
+SCHEMA_VERSION = 11
 
 MANIFEST = "manifest.json"
 

@@ -20,6 +20,7 @@ from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys import pybt as nsys_pybt
 from tuiperf.load.nsys import samples as nsys_samples
 from tuiperf.load.nsys.assemble import Assembler
+from tuiperf.load.nsys.gpu_metrics import read_gpu_metrics
 from tuiperf.load.nsys.ids import pid_of, pid_tid, tid_of
 from tuiperf.load.nsys.nvtx_depth import nvtx_table
 from tuiperf.load.nsys.sched import read_thread_state
@@ -32,7 +33,7 @@ Sink = Callable[[str, pa.Table], None]
 #: numbers (ids, times, sizes), which is what the normalizers compute with
 _TEXT_COLUMNS = frozenset(
     {"value", "label", "name", "text", "busLocation", "uuid", "chipName", "jsonText"}
-)
+) | {"metricName", "typeName"}
 
 
 class NsysReader:
@@ -164,6 +165,7 @@ class NsysReader:
             ("cpu_samples", lambda: self.cpu_samples(0)),
             ("sample_stacks", lambda: self.cpu_samples(1)),
             ("thread_state", lambda: read_thread_state(self)),
+            ("gpu_metrics", lambda: read_gpu_metrics(self)),
             ("overhead", self.overhead),
             ("gpu_memory", self.gpu_memory),
             ("devices", self.devices),
