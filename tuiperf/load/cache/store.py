@@ -26,8 +26,9 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from tuiperf import schema
 from tuiperf.errors import CacheError
-from tuiperf.load.cache import entries, usage
+from tuiperf.load.cache import entries, narrow, usage
 from tuiperf.load.cache.file_sink import FileSink
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
 
@@ -245,17 +246,28 @@ class Cache:
             with contextlib.suppress(OSError):
                 p.unlink()
             return None
-        return t if t.num_rows == rows else None
+        if t.num_rows != rows:
+            return None
+        # stored narrow (store_details): back in the canonical types, one copy of these
+        # columns now that they are used
+        try:
+            return narrow.widen(t, schema.TABLES[name])
+        except (pa.ArrowException, KeyError):  # not what store_details writes: convert again
+            with contextlib.suppress(OSError):
+                p.unlink()
+            return None
 
     def store_details(self, key: CacheKey, name: str, table: pa.Table) -> None:
         """Keep detail columns; `start` (which only ordered their rows like the core's) is
         not stored: the core has it (bench/cache_size.md: 8 bytes a row, 27 MiB of a 1M-kernel
-        entry). On failure the columns stay in memory for this session and are converted
-        next time."""
+        entry), and each column is stored in the narrowest integer (or dictionary index) type
+        its values fit (load_details widens them back). On failure the columns stay in
+        memory for this session and are converted next time."""
         if "start" in table.column_names:
             table = table.drop_columns(["start"])
+        stored = narrow.narrow(table.combine_chunks())
         with contextlib.suppress(OSError):
-            atomic_write_ipc(self.details_path(key, name), table)
+            atomic_write_ipc(self.details_path(key, name), stored)
             self.keep_under_cap()
 
     # derived results --------------------------------------------------------

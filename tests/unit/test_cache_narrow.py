@@ -1,0 +1,118 @@
+"""Detail columns are stored in the narrowest integer type their values fit (issue 37: the
+cache entry ≤ 1× the report) and read back with every value as in the report.
+
+Expected types come from the report's own min/max (sqlite3) against the int8/int16/int32
+ranges written out by hand; values against sqlite3's."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+from tuiperf import schema
+from tuiperf.load.cache.narrow import int_type_for, narrow, widen
+from tuiperf.load.open import OpenOptions, open_trace
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "want"),
+    [
+        (0, 0, pa.int8()),
+        (-128, 127, pa.int8()),
+        (0, 128, pa.int16()),
+        (-129, 0, pa.int16()),
+        (-32768, 32767, pa.int16()),
+        (0, 32768, pa.int32()),
+        (-32769, 0, pa.int32()),
+        (-2147483648, 2147483647, pa.int32()),
+        (0, 2147483648, pa.int64()),
+        (-2147483649, 0, pa.int64()),
+    ],
+)
+def test_int_type_at_the_boundaries(lo: int, hi: int, want: pa.DataType):
+    assert int_type_for(lo, hi) == want
+
+
+def test_narrow_then_widen_is_exact():
+    names = pa.array(["a", "b", None, "a"]).dictionary_encode()
+    t = pa.table(
+        {
+            "small": pa.array([-128, 127, None, 0], pa.int64()),
+            "wide": pa.array([0, 2147483648, 1, 2], pa.int64()),
+            "nulls": pa.nulls(4, pa.int64()),
+            "name": names,
+        }
+    )
+    n = narrow(t)
+    assert [f.type for f in n.schema] == [
+        pa.int8(),
+        pa.int64(),
+        pa.int64(),
+        pa.dictionary(pa.int8(), pa.string()),
+    ]
+    back = widen(n, t.schema)
+    assert back.schema == t.schema
+    assert back.column("small").to_pylist() == [-128, 127, None, 0]
+    assert back.column("name").to_pylist() == ["a", "b", None, "a"]
+
+
+#: canonical detail column -> the report's column
+_KERNEL_INTS = {
+    "context": "contextId",
+    "grid_x": "gridX",
+    "grid_y": "gridY",
+    "grid_z": "gridZ",
+    "block_x": "blockX",
+    "block_y": "blockY",
+    "block_z": "blockZ",
+    "registers": "registersPerThread",
+    "static_smem": "staticSharedMemory",
+    "dynamic_smem": "dynamicSharedMemory",
+}
+
+_BY_HAND = ((pa.int8(), -128, 127), (pa.int16(), -32768, 32767), (pa.int32(), -(2**31), 2**31 - 1))
+
+
+def _expected_type(lo: int, hi: int) -> pa.DataType:
+    return next((t for t, a, b in _BY_HAND if a <= lo and hi <= b), pa.int64())
+
+
+def test_stored_kernel_details_are_narrow_and_exact(nsys_dir: Path, tmp_path: Path):
+    path = nsys_dir / "vit_range.sqlite"
+    trace = open_trace(path, OpenOptions(cache_dir=tmp_path))
+    trace.complete_all()  # converts the details and keeps them in the entry
+    entry = Path(trace.meta.cache_path or "")
+    stored = ipc.open_file(pa.memory_map(str(entry / "kernels.details.arrow"))).read_all()
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    for canon, src in _KERNEL_INTS.items():
+        lo, hi = db.execute(
+            f"SELECT min({src}), max({src}) FROM CUPTI_ACTIVITY_KIND_KERNEL"
+        ).fetchone()
+        assert stored.schema.field(canon).type == _expected_type(lo, hi), canon
+        want = sorted(r[0] for r in db.execute(f"SELECT {src} FROM CUPTI_ACTIVITY_KIND_KERNEL"))
+        assert sorted(trace.table("kernels")[canon].to_pylist()) == want, canon
+        # read back in the canonical type
+        assert (
+            trace.table("kernels").schema.field(canon).type
+            == schema.TABLES["kernels"].field(canon).type
+        )
+    names = db.execute(
+        "SELECT count(DISTINCT mangledName) FROM CUPTI_ACTIVITY_KIND_KERNEL"
+    ).fetchone()[0]
+    assert names < 128
+    assert stored.schema.field("mangled_name").type.index_type == pa.int8()
+    got = trace.table("kernels")["mangled_name"]
+    assert got.type.index_type == pa.int32()  # widened back to the canonical type
+    want_names = sorted(
+        r[0]
+        for r in db.execute(
+            "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s"
+            " ON s.id = k.mangledName"
+        )
+    )
+    assert sorted(got.to_pylist()) == want_names
+    db.close()
