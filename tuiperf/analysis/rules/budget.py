@@ -17,7 +17,12 @@ from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.cpu_hotspot import top_cpu_op
 from tuiperf.analysis.budget.descheduled import descheduled
 from tuiperf.analysis.budget.step_budget import SHORT, Budget
-from tuiperf.analysis.budget.step_samples import SHOWN_SHARE, StepSamples, step_samples
+from tuiperf.analysis.budget.step_samples import (
+    SHOWN_SHARE,
+    StepSamples,
+    UserFunction,
+    step_samples,
+)
 from tuiperf.analysis.findings import (
     SCOPE_RANGE,
     SOURCE_TUIPERF,
@@ -42,6 +47,15 @@ CPU_BOUND_SHARE = 0.10
 CPU_BOUND_ERROR = 0.30
 #: an operator holding this share of the CPU-bound time a step is named, with its own lever
 HOT_OP_SHARE = 0.25
+#: one function of the user's code holding this share of the training thread's Python
+#: samples in the steps leads the fix (take it out of the step): the same bar as an operator
+#: named with its own lever (HOT_OP_SHARE). Taking it out gives back about its share of the
+#: CPU-bound time, and at a quarter that is more than the generic levers promise on a loop
+#: whose CPU time is not launches (a bigger batch or CUDA graphs leave a Python loop as slow)
+USER_FN_SHARE = 0.25
+#: "N% of the sampled call stacks run under X, the native call Python made" is said only
+#: from this share on: below a quarter, X is one path among many and says little
+ENTRY_SHARE = 0.25
 #: GPU-bound: the GPU is busy at least this share of the step (idle under 20%: what the
 #: idle causes could give back is small next to the kernels), and compute is the largest part
 GPU_BOUND_SHARE = 0.80
@@ -151,7 +165,8 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     worst = share >= CPU_BOUND_ERROR and st.largest() == "cpu_bound"
     sev = Severity.ERROR if worst else Severity.WARNING
     hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
-    fix = _cpu_fix(nums, hot_name, run_facts(ctx))
+    user = _user_function(got, b, nums)
+    fix = _cpu_fix(nums, hot_name, run_facts(ctx), user)
     found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
     if got is not None:
         found.metrics["cpu_sample_functions"] = _sample_rows(got)
@@ -174,11 +189,50 @@ def _sampled(got: StepSamples | None, nums: dict[str, float]) -> str:
     )
     if got.entry is not None:
         nums["python_entry_share"] = round(got.entry.share, 3)
+    if got.entry is not None and got.entry.share >= ENTRY_SHARE:
         text += (
             f" {got.entry.share:.0%} of the {got.stacked:,} sampled call stacks run under "
             f"{got.entry.label}, the native call Python made."
         )
     return text
+
+
+def _user_function(
+    got: StepSamples | None, b: Budget, nums: dict[str, float]
+) -> UserFunction | None:
+    """The user's function that leads the fix (USER_FN_SHARE), with the saving modelled
+    as its share of the samples applied to the steps' CPU-bound time; None below the bar."""
+    user = got.user_function if got is not None else None
+    if user is None or user.share < USER_FN_SHARE:
+        return None
+    per_step = b.steady.ns["cpu_bound"] / b.n_steady
+    nums["user_function_share"] = round(user.share, 4)
+    nums["user_function_saving_ns_per_step"] = round(user.share * per_step)
+    nums["cpu_bound_ns_per_step"] = round(per_step)
+    return user
+
+
+def _user_lever(n: dict[str, float], user: UserFunction) -> str:
+    """Lever 1 when one function of the user's code holds much of the step's CPU time."""
+    name = user.function
+    return (
+        f"1) take {name} out of the step: run it in DataLoader workers (a Dataset whose "
+        f"__getitem__ calls it, num_workers > 0), precompute its results once if its inputs "
+        f"repeat, or vectorize it as tensor ops on the GPU (no per-element Python loop). "
+        f"Saving up to ~{fmt.duration(n['user_function_saving_ns_per_step'])} a step: its "
+        f"{user.share:.0%} of the samples applied to the "
+        f"{fmt.duration(n['cpu_bound_ns_per_step'])} a step the GPU waits for the CPU (an "
+        "estimate: the rest of the step's CPU work stays);"
+    )
+
+
+def _user_snippet(user: UserFunction) -> str:
+    return (
+        f"class Batches(torch.utils.data.Dataset):   # {user.function} runs in the workers\n"
+        f"    def __getitem__(self, i): return torch.tensor({user.function}(...))\n"
+        "loader = DataLoader(Batches(), batch_size=None, num_workers=4, pin_memory=True,\n"
+        "                    persistent_workers=True)"
+    )
 
 
 def _sample_rows(got: StepSamples) -> list[dict[str, object]]:
@@ -262,11 +316,17 @@ def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
     }
 
 
-def _cpu_fix(n: dict[str, float], hot_op: str = "", facts: RunFacts | None = None) -> Fix:
+def _cpu_fix(
+    n: dict[str, float],
+    hot_op: str = "",
+    facts: RunFacts | None = None,
+    user: UserFunction | None = None,
+) -> Fix:
     """The PyTorch levers in order, each with the numbers that justify it; none the run
-    already uses (CUDA graphs, a fused optimizer), and inference levers for inference."""
+    already uses (CUDA graphs, a fused optimizer), and inference levers for inference.
+    One function of the user's code holding much of the step's samples comes first."""
     if facts is not None and facts.inference:
-        return _inference_fix(n, facts)
+        return _inference_fix(n, facts, user)
     cpu, gpu = fmt.duration(n["cpu_ns_per_kernel"]), fmt.duration(n["mean_kernel_ns"])
     first = (
         [
@@ -297,14 +357,20 @@ def _cpu_fix(n: dict[str, float], hot_op: str = "", facts: RunFacts | None = Non
         f"4) fewer small ops: {n['small_kernel_share']:.0%} of the kernels run under "
         f"{fmt.duration(SMALL_KERNEL_NS)} (fuse elementwise ops, avoid per-element Python loops)."
     )
+    if user is not None:
+        levers.insert(0, _user_lever(n, user))
     # numbered as they stand (a lever the run already uses leaves no gap)
-    levers = [_renumber(x, i) for i, x in enumerate(levers, 0 if hot_op else 1)]
+    levers = [_renumber(x, i) for i, x in enumerate(levers, 0 if hot_op and not user else 1)]
     base = fixes.fix_for("cpu_bound")
     lead = (
-        "The GPU waits on CPU work in the step"
+        _user_lead(user)
+        if user
+        else "The GPU waits on CPU work in the step"
         if hot_op
         else "The GPU waits on Python/launch overhead"
     )
+    if user is not None:
+        return Fix(f"{lead}. In order: " + " ".join(levers), _user_snippet(user))
     snippet = base.snippet
     compiled = facts is not None and facts.compiled
     if graphs or compiled:
@@ -314,6 +380,13 @@ def _cpu_fix(n: dict[str, float], hot_op: str = "", facts: RunFacts | None = Non
     if facts is not None and facts.fused_optimizer:
         snippet = "\n".join(ln for ln in snippet.splitlines() if "fused=True" not in ln)
     return Fix(f"{lead}. In order: " + " ".join(levers), snippet)
+
+
+def _user_lead(user: UserFunction) -> str:
+    return (
+        f"Most of the step's CPU time is one function of your code: {user.label} holds "
+        f"{user.share:.0%} of the training thread's Python samples in the steps"
+    )
 
 
 #: the first lever for a compiled run (its graphs would reach the compiled region only)
@@ -358,8 +431,9 @@ _INFERENCE_SNIPPET = (
 )
 
 
-def _inference_fix(n: dict[str, float], facts: RunFacts) -> Fix:
-    """Levers of a launch-bound inference loop (no backward pass, no optimizer)."""
+def _inference_fix(n: dict[str, float], facts: RunFacts, user: UserFunction | None = None) -> Fix:
+    """Levers of a launch-bound inference loop (no backward pass, no optimizer); the user's
+    function that holds much of the step first."""
     graphs = (
         "capture more of each call in the CUDA graphs the run already replays"
         if facts.graphs
@@ -372,6 +446,10 @@ def _inference_fix(n: dict[str, float], facts: RunFacts) -> Fix:
         f"~{fmt.duration(n['cpu_ns_per_kernel'])} of CPU. In order: 1) batch requests "
         f"(several prompts per call: the same launches do more work); 2) {graphs}."
     )
+    if user is not None:
+        first = _user_lever(n, user).removeprefix("1) ").removesuffix(";")
+        text = f"{_user_lead(user)}. First, {first}. Then: {text}"
+        return Fix(text, _user_snippet(user))
     return Fix(text, _INFERENCE_SNIPPET)
 
 
