@@ -188,3 +188,19 @@ def test_nsys_rep_exports_with_progress_once(terminal, tmp_path: Path, quit_earl
     assert not (cache / "exports").exists() or not any((cache / "exports").iterdir())
     entries = [d for d in cache.iterdir() if d.name != "exports"]
     assert len(entries) == (0 if quit_early else 1), entries
+
+
+def test_memory_lanes_and_pane_of_a_torch_profiler_trace(terminal):
+    """torch.profiler's memory events: the lanes (PyTorch's peaks, expect_leak_kineto.json),
+    M opens the pane, g Enter goes back to the timeline at the peak (issue 33)."""
+    data = Path(__file__).parents[1] / "data" / "gpumem"
+    want = json.loads((data / "expect_leak_kineto.json").read_text())
+    alloc = f"alloc {want['max_memory_allocated'] / 1e6:.2f} MB"
+    term = terminal(str(data / "leak_kineto.json.gz"), width=80, height=24)
+    term.wait_for(alloc, f"reserved {want['max_memory_reserved'] / 1e6:.2f} MB")
+    term.keys("M")
+    term.wait_for("peak allocated", "live at the peak by source line")
+    term.keys("g", "Enter")
+    term.wait_for(alloc, "stream 7 kernels")
+    term.keys("q")
+    assert term.exit_status() == "0"

@@ -32,6 +32,7 @@ from tuiperf.model.timeline.memory_lane import MemoryCounter
 from tuiperf.model.trace import Trace
 from tuiperf.report import memory_pane as P
 from tuiperf.tui.actions import bindings
+from tuiperf.tui.app import ascii_scrollbars
 from tuiperf.tui.glyphs import asciify, wants_ascii
 
 #: the timeline rule that finds cudaMalloc/cudaFree inside steady steps (as `tuiperf memory`)
@@ -118,7 +119,8 @@ class MemoryScreen(Screen[int | None]):
     SCOPED_CSS = False
     DEFAULT_CSS = """
     MemoryScreen > #memory-chart { height: auto; max-height: 9; padding: 0 1; }
-    MemoryScreen > #memory-list { height: 1fr; }
+    MemoryScreen > #memory-list { height: 1fr; border: none; }
+    MemoryScreen > #memory-list:focus { border: none; }
     """
     BINDINGS: ClassVar = bindings("memory")
 
@@ -135,6 +137,8 @@ class MemoryScreen(Screen[int | None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.ascii_only:
+            self.add_class("-ascii")
         self.show(self.report)
         self.query_one(MemoryList).focus()
 
@@ -234,6 +238,7 @@ class MemoryApp(App[int]):
         self.report: MemoryReport | None = None
 
     def on_mount(self) -> None:
+        ascii_scrollbars(self.ascii_only)
         waiting = f"Reading {self.path.name} …"
         self.push_screen(MemoryScreen(None, self.ascii_only, root=True, waiting=waiting))
         self.load()
@@ -259,6 +264,13 @@ class MemoryApp(App[int]):
     def _failed(self, error: TuiperfError) -> None:
         self.error = error
         self.exit(return_code=int(error.code))
+
+    def on_unmount(self) -> None:
+        ascii_scrollbars(False)
+
+    def get_key_display(self, binding: Binding) -> str:
+        text = super().get_key_display(binding)
+        return asciify(text) if self.ascii_only else text
 
     def action_quit_app(self) -> None:
         self.exit(0)

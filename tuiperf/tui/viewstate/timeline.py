@@ -137,7 +137,12 @@ class TimelineState:
     def lane_label(self) -> str:
         """The label of the lane under the cursor ("" on a group header)."""
         lane = self.current_lane
-        return self.lanes.lanes[lane].label if lane is not None and self.lanes else ""
+        if lane is None or not self.lanes:
+            return ""
+        line = self.lanes.lanes[lane].metric  # a GPU metric: its value at the cursor too
+        if line is not None:
+            return f"{line.label} {line.text(line.s.at(self.cursor_t))} at the cursor"
+        return self.lanes.lanes[lane].label
 
     # --- the viewport -----------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from tuiperf.tui.widgets.lane_render import (
     lane_cells,
     to_segments,
 )
+from tuiperf.tui.widgets.metric_lane import metric_strip
 from tuiperf.tui.widgets.state_attr import InState
 
 __all__ = ["Row", "Selection", "Timeline"]
@@ -70,6 +71,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--nvtx",
         "timeline--osrt",
         "timeline--memory",
+        "timeline--metric",
         "timeline--selected",
         "timeline--partner",
         "timeline--cursor",
@@ -246,6 +248,8 @@ class Timeline(Widget, can_focus=True):
         lane = self.lanes.lanes[li]
         if lane.counter is not None:
             return self._counter_line(lane, current)
+        if lane.metric is not None:
+            return metric_strip(self, lane, current)
         edges = frame_edges(self.vp)
         hl = Highlight(self.state.span(self.selection, li), self.state.span(self.partner, li))
         if self.matches is not None and lane.table == self.matches.table:
