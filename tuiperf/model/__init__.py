@@ -10,6 +10,7 @@
       api_names.py   CUDA API names as `nsys stats` prints them
       groupstats.py  per-group duration statistics, the `nsys stats` way
       cpu_samples.py CPU samples counted by function: self and total, their stacks
+      gpu_metrics.py GPU metrics samples per device and metric, as time series
       timeline/      over a Trace: lanes and their index, the viewport, queries of the events
                      table, what an event is (attribution, call sites, graph launches)
       ncu/           over KernelMetrics: the tables, kernel names across tools, groups, the

@@ -28,6 +28,7 @@ from tuiperf.model.arrays import filled
 from tuiperf.model.timeline import lane_cache
 from tuiperf.model.timeline.lane_intervals import Intervals
 from tuiperf.model.timeline.memory_lane import MemoryCounter, memory_counters
+from tuiperf.model.timeline.metric_lane import MetricLine, metric_lines
 from tuiperf.model.trace import Trace
 
 Progress = Callable[[str, float], None]
@@ -107,6 +108,8 @@ class Lane:
     place: dict[str, int | str | None] = field(default_factory=dict)
     #: a lane drawn as a level over time, not as events (a GPU's memory: memory_lane)
     counter: MemoryCounter | None = None
+    #: a GPU metric drawn as a sparkline (metric_lane)
+    metric: MetricLine | None = None
 
     def names_at(self, first: int, count: int) -> list[str]:
         rows = self.iv.rows[first : first + count]
@@ -357,7 +360,7 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
     dev_names, pnames = _device_names(trace), _process_names(trace)
     several = len({p for s in streams.values() for p, _ in s}) > 1
     annotations = _gpu_annotation_lanes(trace, split, names)
-    counters = memory_counters(trace)
+    counters, metrics = memory_counters(trace), metric_lines(trace)
     for device in sorted(streams, key=_sort_key):
         pids = {p for p, _ in streams[device]}
         group = Group(f"gpu:{device}", _gpu_label(device, dev_names, pnames, pids, several))
@@ -389,6 +392,8 @@ def _gpu_groups(trace: Trace, ls: LaneSet, split: dict, names: dict) -> None:
             _add(ls, group, lane)
         if device in counters:
             _add(ls, group, _memory_lane(group, device, counters[device]))
+        for line in metrics.get(device, []):
+            _add(ls, group, _metric_lane(group, device, line))
         if group.lanes:
             ls.groups.append(group)
 
@@ -406,6 +411,15 @@ def _memory_lane(group: Group, device: Any, counter: MemoryCounter) -> Lane:
         place={"device": device},
         counter=counter,
     )
+
+
+def _metric_lane(group: Group, device: Any, line: MetricLine) -> Lane:
+    """A GPU metric as a sparkline, under the GPU's streams (nsys --gpu-metrics-devices)."""
+    empty = np.zeros(0, np.int64)
+    return Lane(key=("gpu_metrics", device, line.s.metric, line.s.unit), group=group.key,
+                label=line.label, kind="metric", table="gpu_metrics",
+                iv=Intervals(empty, empty, empty), names=NameColumn(None, "metric"),
+                place={"device": device}, metric=line)  # fmt: skip
 
 
 def add_memory_lanes(ls: LaneSet, device: int, counters: dict[str, MemoryCounter]) -> list[int]:
