@@ -343,3 +343,63 @@ def test_creep_without_a_user_frame_reads_as_such(tmp_path: Path) -> None:
     (f,) = _creep(tmp_path, [1, 1, 1], fr=[CPP_FRAME])
     assert "no Python frame" in f.message and ":0" not in f.message
     assert "autograd engine" in f.message
+
+
+# -- 3. nsys: the process's cudaMalloc, not PyTorch's reserved ---------------------------
+_NSYS_LEVEL = """
+SELECT max(level) FROM (
+  SELECT sum(CASE o.label WHEN 'Allocation' THEN e.bytes ELSE -abs(e.bytes) END)
+         OVER (ORDER BY e.start, e.rowid ROWS UNBOUNDED PRECEDING) AS level
+  FROM CUDA_GPU_MEMORY_USAGE_EVENTS e
+  JOIN ENUM_CUDA_MEM_KIND k ON k.id = e.memKind
+  JOIN ENUM_CUDA_DEV_MEM_EVENT_OPER o ON o.id = e.memoryOperationType
+  WHERE k.label IN ('Device', 'Array', 'Managed'))
+"""
+_NSYS_MALLOCS = """
+SELECT e.bytes, t.value
+FROM CUDA_GPU_MEMORY_USAGE_EVENTS e
+JOIN ENUM_CUDA_MEM_KIND k ON k.id = e.memKind AND k.label = 'Device'
+JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = e.correlationId
+JOIN ThreadNames n ON n.globalTid = r.globalTid
+JOIN StringIds t ON t.id = n.nameId
+ORDER BY e.start
+"""
+
+
+def test_nsys_peak_is_every_cudamalloc_of_the_process(files: Path) -> None:
+    import sqlite3
+
+    path = files / "leak_nsys.sqlite"
+    with sqlite3.connect(path) as db:
+        (level,) = db.execute(_NSYS_LEVEL).fetchone()
+        mallocs = db.execute(_NSYS_MALLOCS).fetchall()
+    got = report_json(path)
+    assert got["peak_reserved_bytes"] == level == 342_099_968
+    assert got["peak_allocated_bytes"] is None and got["reserved_is"] == "cudamalloc"
+    assert any("cannot tell apart" in n for n in got["notes"])
+    # what it holds beyond PyTorch's reserved: the caching allocator's segments are those of
+    # the snapshot of the same loop (leak.pickle, another run), in the same order; the rest
+    # are 1 KiB + 128 KiB + 64 MiB at each thread's first cuBLAS call, just before
+    # PyTorch's 32 MiB cuBLAS workspace (a segment of its own in the snapshot)
+    trace = raw(files, "leak")["device_traces"][0]
+    segs = [e["size"] for e in trace if e["action"] == "segment_alloc"]
+    assert sum(segs) == expect("leak_nsys")["max_memory_reserved"] == 207_618_048
+    rest, it = [], iter(segs)
+    want = next(it)
+    for size, thread in mallocs:
+        if size == want:
+            want = next(it, None)
+        else:
+            rest.append((size, thread))
+    assert want is None  # every segment found, in order
+    assert rest == [(s, t) for t in ("python3", "pt_autograd_0") for s in (1024, 131072, 64 * MB)]
+    assert level - expect("leak_nsys")["max_memory_reserved"] == sum(s for s, _ in rest)
+
+
+def test_nsys_text_says_what_its_level_is(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuiperf.cli import main
+
+    assert main(["memory", str(files / "leak_nsys.sqlite"), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "peak device memory 342.10 MB  (cudaMalloc'd by the process)" in out
+    assert "peak reserved" not in out and "reserved 342" not in out

@@ -14,8 +14,14 @@ CSV_HEADER = ["device", "file", "line", "function", "bytes", "allocations"]
 SOURCES = {
     "snapshot": "PyTorch allocator snapshot",
     "kineto": "torch.profiler [memory] events",
-    "nsys": "nsys CUDA memory usage (cudaMalloc level: reserved only)",
+    "nsys": "nsys CUDA memory usage (the process's cudaMalloc/cudaFree: no allocated level)",
 }
+#: what `reserved` counts, by source (JSON `reserved_is`): the caching allocator's segments
+#: (torch.cuda.memory_reserved()), or every cudaMalloc of the process as nsys records them:
+#: those segments and what other code allocated itself (cuBLAS handles, NCCL, extensions)
+RESERVED_IS = {"snapshot": "caching_allocator", "kineto": "caching_allocator", "nsys": "cudamalloc"}
+#: the text's word for reserved, by source
+_RESERVED_WORD = {"nsys": "cudaMalloc'd"}
 
 
 def site_json(s: SiteBytes) -> dict[str, Any]:
@@ -92,6 +98,7 @@ def json_report(rep: MemoryReport, rows: int | None = None) -> dict[str, Any]:
     return {
         "source": rep.source,
         "kind": rep.kind,
+        "reserved_is": RESERVED_IS.get(rep.kind),
         "at": rep.at,
         **{
             k: main.get(k)
@@ -155,12 +162,16 @@ def _device_text(w: Any, rep: MemoryReport, d: DeviceReport, ascii_only: bool) -
     w(f"\nGPU {d.device}  ({fmt.plural(len(m), 'event')})\n")
     if d.peak_allocated is not None:
         w(f"  peak allocated  {fmt.size(d.peak_allocated):>12}{_when(t, ascii_only)}\n")
-    w(f"  peak reserved   {fmt.size(d.peak_reserved):>12}\n")
+    word = _RESERVED_WORD.get(rep.kind, "reserved")
+    if rep.kind == "nsys":
+        w(f"  peak device memory {fmt.size(d.peak_reserved):>9}  (cudaMalloc'd by the process)\n")
+    else:
+        w(f"  peak reserved   {fmt.size(d.peak_reserved):>12}\n")
     if m.static_bytes:
         w(f"  static          {fmt.size(m.static_bytes):>12}  (module globals)\n")
     p = d.at
     label = "at the peak" if rep.at == "peak" else f"at {rep.at} ns"
-    w(f"  {label}: reserved {fmt.size(p.reserved)}")
+    w(f"  {label}: {word} {fmt.size(p.reserved)}")
     if p.allocated is not None:
         w(f", allocated {fmt.size(p.allocated)}, cached free {fmt.size(p.free_cached)}")
     w("\n")
@@ -168,7 +179,7 @@ def _device_text(w: Any, rep: MemoryReport, d: DeviceReport, ascii_only: bool) -
         w(f"    largest free block {fmt.size(p.largest_free)}\n")
     _sites_text(w, p.sites, "  live by source line")
     _categories_text(w, p.categories)
-    _steps_text(w, d)
+    _steps_text(w, d, word)
     for o in d.ooms:
         _oom_text(w, o, ascii_only)
 
@@ -193,14 +204,14 @@ def _categories_text(w: Any, cats: dict[str, int]) -> None:
     w(", ".join(f"{k or 'unknown'} {fmt.size(v)}" for k, v in parts) + "\n")
 
 
-def _steps_text(w: Any, d: DeviceReport) -> None:
+def _steps_text(w: Any, d: DeviceReport, word: str = "reserved") -> None:
     if not d.steps:
         return
     w("  at each step's start:\n")
     for s in d.steps:
         a = "" if s.allocated is None else f"allocated {fmt.size(s.allocated):>10}  "
         tag = "" if s.steady else "  (start-up)"
-        w(f"    {fmt.clean(s.label, 24):<24} {a}reserved {fmt.size(s.reserved):>10}{tag}\n")
+        w(f"    {fmt.clean(s.label, 24):<24} {a}{word} {fmt.size(s.reserved):>10}{tag}\n")
     if d.trend_bytes_per_step is not None:
         w(f"    trend over the steady steps: {fmt.size(d.trend_bytes_per_step)} a step\n")
 

@@ -114,7 +114,7 @@ def creep_by_steps(d: DeviceReport) -> list[Finding]:
     growth = int(v[-1] - v[0])
     if growth < CREEP_MIN_BYTES or (np.diff(v) < 0).any():
         return []
-    what = "allocated" if steady[0].allocated is not None else "reserved"
+    what = "allocated" if steady[0].allocated is not None else "cudaMalloc'd device"
     msg = (
         f"GPU {d.device}: {what} memory at the start of each steady step grows by "
         f"{fmt.size(growth)} over {len(steady)} steps ({fmt.size(growth / (len(steady) - 1))} "
@@ -126,7 +126,7 @@ def creep_by_steps(d: DeviceReport) -> list[Finding]:
         np.array([s.start_ns for s in steady]),
         np.zeros(len(steady), np.int64),
         {"step": [s.label for s in steady], "bytes": v.tolist()},
-        {"step": "Step", "bytes": f"{what.capitalize()} at start"},
+        {"step": "Step", "bytes": f"{what.split()[0].capitalize()} at start"},
     )
     fix = Fix(
         "Find what each step keeps: a loss or output stored with its graph (keep "

@@ -59,7 +59,16 @@ def from_nsys(trace: Trace) -> T.MemoryData | None:
         },
         schema=T.EVENTS,
     )
-    return T.MemoryData(T.NSYS, trace.meta.source, events)
+    return T.MemoryData(T.NSYS, trace.meta.source, events, notes=[NSYS_NOTE])
+
+
+#: what nsys's level is (said with every nsys memory report)
+NSYS_NOTE = (
+    "nsys records every cudaMalloc/cudaFree of the process: its level is PyTorch's reserved "
+    "(the caching allocator's segments) plus device memory other code allocated itself "
+    "(cuBLAS handles, NCCL buffers, extensions), which nsys cannot tell apart; "
+    "torch.cuda.max_memory_reserved() counts only the first"
+)
 
 
 #: the cache entry's derived table holding a torch.profiler trace's memory events
