@@ -116,3 +116,26 @@ def test_stored_kernel_details_are_narrow_and_exact(nsys_dir: Path, tmp_path: Pa
     )
     assert sorted(got.to_pylist()) == want_names
     db.close()
+
+
+def test_convert_keeps_details_apart_and_narrow(nsys_dir: Path, tmp_path: Path):
+    """`convert` builds every column in one pass; its entry stores them as a first open
+    does: core columns in kernels.arrow, detail columns narrow beside them."""
+    path = nsys_dir / "vit_range.sqlite"
+    opts = OpenOptions(cache_dir=tmp_path, defer_details=False)  # what `convert` asks
+    first = open_trace(path, opts)
+    entry = Path(first.meta.cache_path or "")
+    core = ipc.open_file(pa.memory_map(str(entry / "kernels.arrow"))).read_all()
+    stored = ipc.open_file(pa.memory_map(str(entry / "kernels.details.arrow"))).read_all()
+    assert "grid_x" not in core.column_names and "start" in core.column_names
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    lo, hi = db.execute("SELECT min(gridX), max(gridX) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+    assert stored.schema.field("grid_x").type == _expected_type(lo, hi) == pa.int16()
+    again = open_trace(path, opts)
+    assert again.meta.from_cache and set(again.pending) == {"api", "kernels"}
+    for t in (first, again):
+        k = t.table("kernels")
+        assert k.schema == schema.TABLES["kernels"]
+        want = sorted(r[0] for r in db.execute("SELECT gridX FROM CUPTI_ACTIVITY_KIND_KERNEL"))
+        assert sorted(k["grid_x"].to_pylist()) == want
+    db.close()

@@ -129,7 +129,9 @@ def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
         return _through_cache(path, kind, opts, lambda sink: build(path, kind, opts, sink))
     defer = opts.defer_details and opts.use_cache
     nsys = _guarded(functools.partial(build_nsys_export, defer=defer))
-    trace = _through_cache(path, kind, opts, lambda sink: nsys(path, kind, opts, sink))
+    trace = _through_cache(
+        path, kind, opts, lambda sink: nsys(path, kind, opts, sink), split_details=True
+    )
     for name in trace.meta.deferred:
         trace.pending[name] = _details_loader(trace, path, kind, name)
     return trace
@@ -161,7 +163,11 @@ def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> Callable[
     return load
 
 
-def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> Trace:
+def _through_cache(
+    path: Path, kind: str, opts: OpenOptions, build: Builder, split_details: bool = False
+) -> Trace:
+    """`split_details`: the source can be read again, so a conversion of every column keeps
+    the detail columns apart as a first open does (load.cache.store.EntryWriter)."""
     if not opts.use_cache:
         tables: dict[str, pa.Table] = {}
         meta = build(tables.__setitem__)
@@ -171,7 +177,7 @@ def _through_cache(path: Path, kind: str, opts: OpenOptions, build: Builder) -> 
     key = CacheKey.for_source(path, kind)
     hit = cache.load(key)
     if hit is None:
-        with cache.writer(key) as w:
+        with cache.writer(key, split_details) as w:
             w.meta = build(w.add).to_json()
             _unchanged_since(path, kind, key)  # else the entry is dropped, never published
         hit = cache.load(key)

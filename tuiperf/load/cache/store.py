@@ -61,16 +61,30 @@ def atomic_write_ipc(path: Path, table: pa.Table) -> None:
 
 
 class EntryWriter:
-    """Writes the tables of one cache entry into its temporary folder."""
+    """Writes the tables of one cache entry into its temporary folder.
+
+    With `split_details` (a source whose detail columns can be read again), a table that
+    comes with its detail columns (schema.DETAIL_COLUMNS; `convert` builds every column in
+    one pass) is kept as the first open keeps it: the core columns in `<table>.arrow`, the
+    detail columns narrow in `<table>.details.arrow` (Cache.store_details), and the table
+    listed in the entry's `meta.deferred`, so it is read back the same way either way.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.rows: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
         self.source = ""
+        self.split_details = False
+        self._split: list[str] = []
 
     def add(self, name: str, table: pa.Table) -> None:
         try:
+            detail = [c for c in schema.DETAIL_COLUMNS.get(name, ()) if self.split_details]
+            if detail and set(detail) <= set(table.column_names):
+                write_ipc(self.folder / f"{name}.details.arrow", narrow_details(table, detail))
+                table = table.drop_columns(detail)
+                self._split.append(name)
             write_ipc(self.folder / f"{name}.arrow", table)
         except OSError as e:
             raise CacheError(
@@ -80,12 +94,22 @@ class EntryWriter:
         self.rows[name] = table.num_rows
 
     def manifest(self) -> dict[str, Any]:
+        meta = dict(self.meta)
+        if self._split:
+            have = list(meta.get("deferred") or [])
+            meta["deferred"] = have + [n for n in self._split if n not in have]
         return {
             "schema_version": SCHEMA_VERSION,
             "source": self.source,
             "tables": self.rows,
-            "meta": self.meta,
+            "meta": meta,
         }
+
+
+def narrow_details(table: pa.Table, columns: list[str]) -> pa.Table:
+    """The detail `columns` of `table` as a details file stores them: each in the
+    narrowest type its values fit (Cache.load_details widens them back)."""
+    return narrow.narrow(table.select(columns).combine_chunks())
 
 
 class Cache:
@@ -139,13 +163,15 @@ class Cache:
             return None
 
     @contextlib.contextmanager
-    def writer(self, key: CacheKey) -> Iterator[EntryWriter]:
-        """Add tables one by one; the entry appears (atomically) only if all went well."""
+    def writer(self, key: CacheKey, split_details: bool = False) -> Iterator[EntryWriter]:
+        """Add tables one by one; the entry appears (atomically) only if all went well.
+        `split_details`: see EntryWriter."""
         self.ensure_writable()
         self._sweep_temps()
         tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".tmp-{os.getpid()}-"))
         w = EntryWriter(tmp)
         w.source = key.source
+        w.split_details = split_details
         held = None
         try:
             yield w
@@ -263,9 +289,7 @@ class Cache:
         entry), and each column is stored in the narrowest integer (or dictionary index) type
         its values fit (load_details widens them back). On failure the columns stay in
         memory for this session and are converted next time."""
-        if "start" in table.column_names:
-            table = table.drop_columns(["start"])
-        stored = narrow.narrow(table.combine_chunks())
+        stored = narrow_details(table, [c for c in table.column_names if c != "start"])
         with contextlib.suppress(OSError):
             atomic_write_ipc(self.details_path(key, name), stored)
             self.keep_under_cap()
