@@ -118,3 +118,27 @@ def test_text_value_is_a_bad_report(tmp_path: Path) -> None:
     reader = NsysReader(SqliteSource(tmp_path / "t.sqlite"))
     with pytest.raises(BadReportError, match="gpu_metrics"):
         reader.read_all()
+
+
+def test_range_statistics_mean_over_a_copy(real) -> None:
+    """`R` over the second 256 MiB copy: the PCIe RX and SM active means of the samples in
+    it, by SQL; the link is far from full while the GPU is busy copying."""
+    from tuiperf.analysis.budget.context import Ctx
+    from tuiperf.analysis.budget.window import range_stats
+    from tuiperf.summaries.window import Window
+
+    path, trace = real
+    lo, hi = _sql(path, "SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                  "WHERE bytes = 268435456 ORDER BY start")[1]  # fmt: skip
+    want = dict(_sql(path, "SELECT n.metricName, printf('%d|%.17g', count(*), avg(g.value)) "
+                     "FROM GPU_METRICS g JOIN TARGET_INFO_GPU_METRICS n ON n.typeId = g.typeId "
+                     f"AND n.metricId = g.metricId WHERE g.timestamp >= {lo} AND "
+                     f"g.timestamp < {hi} GROUP BY n.metricId"))  # fmt: skip
+    table = range_stats(Ctx(trace), Window(lo, hi, False))
+    rows = {r["name"].split(":")[0]: r for r in table.head() if r["section"] == "metrics"}
+    n, rx = want["PCIe RX Throughput [Throughput %]"].split("|")
+    assert rows["PCIe RX"]["count"] == int(n) == 349
+    assert rows["PCIe RX"]["name"] == f"PCIe RX: mean {float(rx):.0f}%"  # 12.6 -> 13%
+    assert 10 < float(rx) < 20
+    n, sm = want["SMs Active [Throughput %]"].split("|")
+    assert float(sm) == 0 and rows["SM active"]["name"] == "SM active: mean 0%"

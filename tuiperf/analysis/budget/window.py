@@ -126,6 +126,7 @@ def range_stats(
         for r in sums[report].data.to_pylist():
             rows.append({"section": section, "device": "", "name": r[key], "count": r["count"],
                          "total_ns": r["total_ns"], "share_pct": r["time_pct"]})  # fmt: skip
+    rows += _metric_rows(ctx, w)
     data = pa.Table.from_pylist(rows, schema=_RANGE_SCHEMA)
     return StatsTable("range_stats", RANGE_COLUMNS, data)
 
@@ -134,6 +135,21 @@ _RANGE_SCHEMA = pa.schema([
     ("section", pa.string()), ("device", pa.string()), ("count", pa.int64()),
     ("total_ns", pa.int64()), ("share_pct", pa.float64()), ("name", pa.string()),
 ])  # fmt: skip
+
+
+def _metric_rows(ctx: Ctx, w: Window) -> list[dict[str, object]]:
+    """Section `metrics`: each drawn GPU metric's mean over the samples in the window
+    (count = those samples; the mean, in its unit, in the name)."""
+    from tuiperf.model.timeline.metric_lane import metric_lines
+
+    out: list[dict[str, object]] = []
+    for dev, lines in sorted(metric_lines(ctx.trace).items()):
+        for line in lines:
+            n, mean = line.s.mean_in(w.lo, w.hi)
+            name = f"{line.label}: mean {line.text(mean)}"
+            out.append({"section": "metrics", "device": str(dev), "count": n, "total_ns": None,
+                        "share_pct": None, "name": name})  # fmt: skip
+    return out
 
 
 def _gpu_row(device: int, name: str, ns: int, wall: int) -> dict[str, object]:

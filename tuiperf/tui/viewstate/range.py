@@ -22,6 +22,7 @@ SECTION_TITLES = {
     "memory": "Memory copies and sets",
     "nvtx": "NVTX ranges",
     "osrt": "OS runtime",
+    "metrics": "GPU metrics (mean of the samples in the range)",
 }
 
 
