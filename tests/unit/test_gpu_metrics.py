@@ -66,7 +66,7 @@ def test_means_over_the_report_and_the_steady_steps(real) -> None:
     rows = metrics_table(trace).head()
     assert len(rows) == len(want) == 22
     for r in rows:
-        n, mean, top, n_steady, steady = want[_full(r["metric"], r["unit"])]
+        n, mean, top, n_steady, steady = want[_full(str(r["metric"]), str(r["unit"]))]
         k = 1e6 if r["unit"] == "MHz" else 1.0
         assert r["device"] == 0 and r["samples"] == n and r["steady_samples"] == n_steady
         assert r["mean"] == pytest.approx(mean / k, rel=1e-12)
@@ -135,7 +135,7 @@ def test_range_statistics_mean_over_a_copy(real) -> None:
                      f"AND n.metricId = g.metricId WHERE g.timestamp >= {lo} AND "
                      f"g.timestamp < {hi} GROUP BY n.metricId"))  # fmt: skip
     table = range_stats(Ctx(trace), Window(lo, hi, False))
-    rows = {r["name"].split(":")[0]: r for r in table.head() if r["section"] == "metrics"}
+    rows = {str(r["name"]).split(":")[0]: r for r in table.head() if r["section"] == "metrics"}
     n, rx = want["PCIe RX Throughput [Throughput %]"].split("|")
     assert rows["PCIe RX"]["count"] == int(n) == 349
     assert rows["PCIe RX"]["name"] == f"PCIe RX: mean {float(rx):.0f}%"  # 12.6 -> 13%
