@@ -9,6 +9,12 @@ mkdir -p "$OUTDIR"
 . examples/nsys_env.sh
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 G=/tmp/gm && rm -rf $G && mkdir -p $G/pack
+for i in 1 2 3; do  # slow_python.py as is and --fix, interleaved (the first call's plain 47.5 ms vs 33.7 under nsys)
+    for v in slow fix; do
+        extra=""; [ $v = fix ] && extra=--fix
+        timeout 60 python3 examples/cpu_samples/slow_python.py $extra 2>&1 | grep STEADY | sed "s/^/$v $i /" | tee -a $G/pack/slow_python_ab.txt
+    done
+done
 for prog in healthy hf_bert_fp32; do
     t=$SECONDS
     timeout 150 "$NSYS" profile -t cuda,nvtx --sample=none --cpuctxsw=none --gpu-metrics-devices=all \
