@@ -35,6 +35,7 @@ from tuiperf.analysis.rules import comm as comm_rules
 from tuiperf.analysis.rules import gloo as gloo_rules
 from tuiperf.analysis.rules import kernels as kernel_rules
 from tuiperf.analysis.rules import sites
+from tuiperf.analysis.rules.link_metrics import pcie_rx_during, pcie_text
 from tuiperf.analysis.rules.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -194,10 +195,11 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
     step_time = int((steps.ends[with_copies] - steps.starts[with_copies]).sum())
     sev = Severity.WARNING if dur.sum() >= MIN_KERNEL_SHARE * step_time else Severity.INFO
     model = _pinned_model(ctx, inside, _handover_ns(ctx, steps, with_copies, inside))
+    link = pcie_rx_during(ctx, inside)  # nsys GPU metrics: how full the link was
     found = _finding(
         "pageable_h2d_in_steps",
         sev,
-        msg + model.text,
+        msg + model.text + pcie_text(link),
         _steps_scope(steps, with_copies),
         ev,
         model.saving_ns,
@@ -208,6 +210,7 @@ def pageable_h2d_in_steps(ctx: Ctx) -> list[Finding]:
             "bytes_per_step": step_bytes,
             "cpu_blocked_ns": model.blocked_ns,
             "pinned_copy_ns": model.pinned_ns,
+            **({"pcie_rx_mean_pct": round(link[1], 2)} if link else {}),
         },
     )
     found.budget_part, found.saving_model, found.modelled = model.part, model.basis, True
