@@ -403,3 +403,59 @@ def test_nsys_text_says_what_its_level_is(files: Path, capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "peak device memory 342.10 MB  (cudaMalloc'd by the process)" in out
     assert "peak reserved" not in out and "reserved 342" not in out
+
+
+# -- 5. the torch.profiler trace: def lines, pattern steps ------------------------------
+def test_kineto_sites_are_def_lines(files: Path) -> None:
+    """torch.profiler's Python events name a function at its def line, and only the file's
+    name: the sites say so (a note), and each line with a number is a `def`."""
+    got = report_json(files / "leak_kineto.json.gz")
+    src = Path(expect("leak_kineto")["leak_file"]).name  # leak.py, beside common.py
+    numbered = [s for s in got["top_sites"] if s["line"]]
+    assert {(s["file"], s["line"]) for s in numbered} == {(src, 50), ("common.py", 21)}
+    for s in numbered:
+        text = (REPO / "examples/memory" / s["file"]).read_text().splitlines()[s["line"] - 1]
+        assert text.lstrip().startswith(f"def {s['function']}(")
+    assert any("line of its def" in n for n in got["notes"])
+
+
+def test_kineto_steps_are_pattern_repeats(files: Path) -> None:
+    """No ProfilerStep# (the loop never calls prof.step()) and no NVTX in the trace: the
+    steps are repeats of a kernel pattern, one per loop iteration but the last (it has no
+    next occurrence to end it), each holding exactly one of the loop's randn kernels."""
+    import gzip
+
+    ev = json.loads(gzip.decompress((files / "leak_kineto.json.gz").read_bytes()))["traceEvents"]
+    assert not [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
+    t0 = min(e["ts"] for e in ev if isinstance(e.get("ts"), (int, float)))
+    launch = {
+        e["args"]["correlation"]: round(e["ts"] * 1000) - round(t0 * 1000)
+        for e in ev
+        if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
+    }
+    randn = sorted(
+        launch[e["args"]["correlation"]]
+        for e in ev
+        if e.get("cat") == "kernel" and "distribution_elementwise" in e["name"]
+    )
+    iterations = expect("leak_kineto")["steps"]
+    assert len(randn) == iterations == 12
+    got = report_json(files / "leak_kineto.json.gz")
+    steps = got["steps"]
+    assert got["steps_source"] == "pattern"
+    assert [s["label"] for s in steps] == [f"repeat {i}" for i in range(1, iterations)]
+    starts = [s["start_ns"] for s in steps]
+    for a, b in zip(starts, [*starts[1:], float("inf")]):
+        assert sum(a <= t < b for t in randn) == 1
+    assert randn[0] < starts[0]  # the first iteration's start-up, before its repeat begins
+
+
+def test_snapshot_on_the_kineto_clock_counts_steps(files: Path) -> None:
+    rep = api.memory(files / "leak_kineto.pickle", files / "leak_kineto.json.gz", use_cache=False)
+    creep = [f for f in rep.findings if f.rule == R.RULE_CREEP and "line" in f.metrics]
+    want = expect("leak_kineto")
+    assert {(f.metrics["file"], f.metrics["line"]) for f in creep} == {
+        (want["leak_file"], want["leak_line"]),
+        (want["leak_file"], 57),
+    }
+    assert all(f.metrics["periods_are_steps"] for f in creep)

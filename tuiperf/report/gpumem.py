@@ -82,6 +82,7 @@ def device_json(d: DeviceReport, rep_kind: str = "") -> dict[str, Any]:
             for s in d.steps
         ],
         "trend_bytes_per_step": d.trend_bytes_per_step,
+        "steps_source": d.steps_source or None,
         "ooms": [_oom_json(o) for o in d.ooms],
     }
 
@@ -114,6 +115,7 @@ def json_report(rep: MemoryReport, rows: int | None = None) -> dict[str, Any]:
                 "free_cached_bytes",
                 "largest_free_bytes",
                 "trend_bytes_per_step",
+                "steps_source",
                 "categories",
             )
         },
@@ -135,6 +137,13 @@ def csv_rows(rep: MemoryReport) -> list[list[Any]]:
 
 
 # -- text ------------------------------------------------------------------------------
+#: said above per-step memory when the steps are a repeated kernel pattern
+PATTERN_STEPS = (
+    "no step ranges in the report: repeats of a kernel pattern stand in, each from one "
+    "occurrence of the same kernel to the next, so N+1 iterations make N repeats"
+)
+
+
 def write_text(out: TextIO, rep: MemoryReport, ascii_only: bool = False) -> None:
     w = out.write
     w(f"{fmt.clean(rep.source)}: {SOURCES.get(rep.kind, rep.kind)}\n")
@@ -177,7 +186,8 @@ def _device_text(w: Any, rep: MemoryReport, d: DeviceReport, ascii_only: bool) -
     w("\n")
     if p.largest_free is not None:
         w(f"    largest free block {fmt.size(p.largest_free)}\n")
-    _sites_text(w, p.sites, "  live by source line")
+    title = "live by operator or user function (its def line)" if rep.kind == "kineto" else ""
+    _sites_text(w, p.sites, f"  {title or 'live by source line'}")
     _categories_text(w, p.categories)
     _steps_text(w, d, word)
     for o in d.ooms:
@@ -208,6 +218,8 @@ def _steps_text(w: Any, d: DeviceReport, word: str = "reserved") -> None:
     if not d.steps:
         return
     w("  at each step's start:\n")
+    if d.steps_source == "pattern":
+        w(f"    ({PATTERN_STEPS})\n")
     for s in d.steps:
         a = "" if s.allocated is None else f"allocated {fmt.size(s.allocated):>10}  "
         tag = "" if s.steady else "  (start-up)"

@@ -226,11 +226,14 @@ class Spread:
     most: int
     total: int
     by_step: bool
+    #: one of the periods is the time before the report's first step
+    before: bool = False
 
     @classmethod
     def of(cls, period: np.ndarray, by_step: bool) -> Spread:
         counts = np.unique(period, return_counts=True)[1]
-        return cls(len(counts), int(counts.max()), len(period), by_step)
+        before = by_step and bool((period < 0).any())
+        return cls(len(counts), int(counts.max()), len(period), by_step, before)
 
     def creeps(self) -> bool:
         return (
@@ -239,7 +242,8 @@ class Spread:
 
     def text(self) -> str:
         what = "steps" if self.by_step else "separate stretches of the recording"
-        return f"in {self.periods} {what} (at most {self.most} in one)"
+        first = ", one of them the time before the first step" if self.before else ""
+        return f"in {self.periods} {what} (at most {self.most} in one{first})"
 
 
 def _line_finding(

@@ -26,12 +26,23 @@ def memory_report(
     notes: list[str] = []
     if trace is not None and data.kind == T.KINETO:
         data = attribute(data, trace)
+        if pc.any(pc.greater(data.sites["line"], 0)).as_py():
+            notes.append(KINETO_DEF_LINE)
     if trace is not None and data.kind == T.SNAPSHOT:
         notes.append(_align(data, trace, timeline))
     rep = build(data, steps, at_ns)
     rep.notes += [n for n in notes if n]
     rep.findings = memory_findings(rep)
     return rep
+
+
+#: said when torch.profiler's Python frames name the sites
+KINETO_DEF_LINE = (
+    "torch.profiler records Python calls, not lines: its events name a function by its "
+    "file and the line of its def (`model.py(40): forward`), so a site's line is the def "
+    "line of the user function that was running, not the line that allocated (a snapshot "
+    "has that)"
+)
 
 
 def _align(data: T.MemoryData, trace: Trace, timeline: T.MemoryData | None) -> str:

@@ -64,6 +64,9 @@ class DeviceReport:
     #: least-squares slope of allocated (else reserved) at the steady steps' starts
     trend_bytes_per_step: float | None = None
     ooms: list[Oom] = field(default_factory=list)
+    #: where the steps came from (analysis/budget/steps.Steps.source: "nvtx", "kineto",
+    #: "pattern" for a repeated kernel pattern standing in for step ranges, ...)
+    steps_source: str = ""
 
 
 @dataclass
@@ -101,6 +104,7 @@ def _device(
     on_clock = data.kind != T.SNAPSHOT or data.epoch_origin_ns is not None
     if steps is not None and steps.found and on_clock and len(m):
         rep.steps = step_memory(m, steps)
+        rep.steps_source = steps.source
         rep.trend_bytes_per_step = trend([s for s in rep.steps if s.steady])
     rep.ooms = ooms(data, m)
     return rep
