@@ -173,8 +173,8 @@ def creep_by_line(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
     period = periods(d, pos)
     by_step = bool(d.steps)
     found = []
-    for k, key in enumerate(keys):
-        mine = line == k
+    for k in np.unique(line).tolist():
+        key, mine = keys[k], line == k
         n = int(mine.sum())
         size = int(m.replayed.block[pos[mine]].sum())
         if n < CREEP_MIN_REPEATS or size < CREEP_MIN_BYTES:
