@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,9 @@ from tuiperf.model.timeline.lane_intervals import Intervals
 from tuiperf.model.timeline.memory_lane import MemoryCounter, memory_counters
 from tuiperf.model.timeline.metric_lane import MetricLine, metric_lines
 from tuiperf.model.trace import Trace
+
+if TYPE_CHECKING:
+    from tuiperf.model.timeline.sample_lane import SampleTicks
 
 Progress = Callable[[str, float], None]
 
@@ -110,6 +113,8 @@ class Lane:
     counter: MemoryCounter | None = None
     #: a GPU metric drawn as a sparkline (metric_lane)
     metric: MetricLine | None = None
+    #: a thread's CPU samples drawn as ticks (sample_lane)
+    ticks: SampleTicks | None = None
 
     def names_at(self, first: int, count: int) -> list[str]:
         rows = self.iv.rows[first : first + count]

@@ -142,6 +142,10 @@ class TimelineState:
         line = self.lanes.lanes[lane].metric  # a GPU metric: its value at the cursor too
         if line is not None:
             return f"{line.label} {line.text(line.s.at(self.cursor_t))} at the cursor"
+        if self.lanes.lanes[lane].ticks is not None:  # CPU samples: the function sampled
+            from tuiperf.model.timeline.sample_lane import cursor_text
+
+            return cursor_text(self.lanes.lanes[lane], self.cursor_t, self.vp.ns_per_col)
         return self.lanes.lanes[lane].label
 
     # --- the viewport -----------------------------------------------------------------

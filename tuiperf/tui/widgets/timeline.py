@@ -43,6 +43,7 @@ from tuiperf.tui.widgets.lane_render import (
     to_segments,
 )
 from tuiperf.tui.widgets.metric_lane import metric_strip
+from tuiperf.tui.widgets.sample_lane import ticks_strip
 from tuiperf.tui.widgets.state_attr import InState
 
 __all__ = ["Row", "Selection", "Timeline"]
@@ -72,6 +73,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--osrt",
         "timeline--memory",
         "timeline--metric",
+        "timeline--samples",
         "timeline--selected",
         "timeline--partner",
         "timeline--cursor",
@@ -250,6 +252,8 @@ class Timeline(Widget, can_focus=True):
             return self._counter_line(lane, current)
         if lane.metric is not None:
             return metric_strip(self, lane, current)
+        if lane.ticks is not None:
+            return ticks_strip(self, lane, current)
         edges = frame_edges(self.vp)
         hl = Highlight(self.state.span(self.selection, li), self.state.span(self.partner, li))
         if self.matches is not None and lane.table == self.matches.table:
