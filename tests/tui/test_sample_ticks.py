@@ -205,3 +205,11 @@ async def test_cursor_names_the_python_function(tmp_path: Path) -> None:
         await pilot.pause()
         status = str(app.query_one(StatusLine).render())
         assert f"{nxt[1]} ({os.path.basename(nxt[2])}:{nxt[3]})" in status
+        # x hides the samples lane like any other lane, X shows it again
+        await pilot.press("x")
+        assert tl.lanes is not None
+        assert not any(tl.lanes.lanes[r.lane].kind == "samples" and
+                       tl.lanes.lanes[r.lane].place["tid"] == main & MASK
+                       for r in tl.rows if r.lane is not None)  # fmt: skip
+        await pilot.press("X")
+        assert _row_of(tl, main & MASK) >= 0

@@ -99,30 +99,28 @@ def _period(groups: list[np.ndarray]) -> float:
     return float(np.median(gaps)) if len(gaps) else 1e6
 
 
-def _python_names(trace: Trace, stack_id: np.ndarray, fn: np.ndarray) -> np.ndarray:
-    """`function (file:line)` of each Python sample's innermost frame (one string per
-    distinct frame, not per sample)."""
+def _python_labels(
+    trace: Trace, stack_id: np.ndarray, fn: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """Per Python sample, a code into the list of `function (file:line)` texts of the
+    innermost frames (one text per distinct frame, not per sample); `fn`: the samples'
+    function names."""
     st = trace.table("sample_stacks", ["node_id", "module", "line"])
     node = A.ints(st, "node_id", -1)
     size = int(node.max()) + 1 if len(node) else 0
     line, mod = np.full(size, -1, np.int64), np.full(size, "", dtype=object)
     line[node], mod[node] = A.ints(st, "line", -1), A.strings(st, "module")
     uniq, inv = np.unique(stack_id, return_inverse=True)
+    inv = inv.reshape(-1)
     first = np.zeros(len(uniq), np.int64)
-    first[inv.reshape(-1)[::-1]] = np.arange(len(stack_id))[::-1]
+    first[inv[::-1]] = np.arange(len(stack_id))[::-1]  # a sample of each frame
     text = []
     for s, i in zip(uniq.tolist(), first.tolist(), strict=True):
         where = ""
         if 0 <= s < size and mod[s]:
             where = os.path.basename(str(mod[s])) + (f":{line[s]}" if line[s] >= 0 else "")
         text.append(f"{fn[i]} ({where})" if where else str(fn[i]))
-    return np.array(text, dtype=object)[inv.reshape(-1)] if text else np.zeros(0, object)
-
-
-def _named(times: np.ndarray, names: np.ndarray) -> Named:
-    order = np.argsort(times, kind="stable")
-    uniq, code = np.unique(names[order].astype(str), return_inverse=True)
-    return Named(times[order], code.reshape(-1), [str(u) for u in uniq])
+    return inv, text
 
 
 def sample_ticks(trace: Trace, threads: set[tuple[int, int]] | None = None) -> list[SampleTicks]:
@@ -133,16 +131,20 @@ def sample_ticks(trace: Trace, threads: set[tuple[int, int]] | None = None) -> l
     t = trace.table("cpu_samples", ["start", "pid", "tid", "kind", "function", "stack_id"])
     start, pid, tid = A.ints(t, "start"), A.ints(t, "pid", -1), A.ints(t, "tid", -1)
     py = A.strings(t, "kind") == "python"
-    fn, stack = A.strings(t, "function").astype(object), A.ints(t, "stack_id", -1)
-    label = fn.copy()
-    label[py] = _python_names(trace, stack[py], fn[py])
-    order = np.lexsort((start, tid, pid))
+    fc, fv = A.codes(t, "function")
+    code = np.where(fc >= 0, fc, len(fv))  # null: the "" appended to the names
+    native_names = [*fv, ""]
+    pyi = np.flatnonzero(py)
+    fn = np.array(native_names, dtype=object)[code[pyi]]
+    code[pyi], py_names = _python_labels(trace, A.ints(t, "stack_id", -1)[pyi], fn)
+    order = np.lexsort((start, tid, pid))  # by thread, then time
     cut = np.flatnonzero((np.diff(pid[order]) != 0) | (np.diff(tid[order]) != 0)) + 1
     found = []
     for rows in np.split(order, cut) if len(order) else []:
-        p, q = int(pid[rows[0]]), int(tid[rows[0]])
         nat, pys = rows[~py[rows]], rows[py[rows]]
-        found.append((p, q, _named(start[nat], fn[nat]), _named(start[pys], label[pys])))
+        native = Named(start[nat], code[nat], native_names)
+        found.append((int(pid[rows[0]]), int(tid[rows[0]]), native,
+                      Named(start[pys], code[pys], py_names)))  # fmt: skip
     periods = {
         "native": _period([native.times for _, _, native, _ in found]),
         "python": _period([python.times for _, _, _, python in found]),
