@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from tuiperf import settings
+from tuiperf.load import spill
 
 #: staging buffer: the unit of direct writes and of holes (a multiple of any block size)
 _CHUNK = 1 << 20
@@ -69,12 +70,17 @@ class FileSink:
     def write(self, data: bytes | memoryview) -> int:
         view = memoryview(data).cast("B")
         n = view.nbytes
+        # a spilled column (load.spill): its pages leave the process once copied
+        base = mark = _address(view) if n >= _CHUNK and spill.active() else None
         done = 0
         while done < n:
             take = min(n - done, _CHUNK - self._fill)
             self._view[self._fill : self._fill + take] = view[done : done + take]
             self._fill += take
             done += take
+            if base is not None and mark is not None:
+                spill.drop(mark, base + done - mark)  # whole pages up to here
+                mark = max(mark, (base + done) // mmap.PAGESIZE * mmap.PAGESIZE)
             if self._fill == _CHUNK:
                 self._flush_chunk(_CHUNK)
         return n
@@ -145,6 +151,10 @@ def _give_back(stage: mmap.mmap) -> None:
             _spare.append(stage)
             return
     stage.close()
+
+
+def _address(view: memoryview) -> int:
+    return int(np.frombuffer(view, np.uint8).ctypes.data)
 
 
 def _direct_io_ok(path: Path) -> bool:

@@ -43,9 +43,11 @@ def narrow_type(col: pa.ChunkedArray | pa.Array) -> pa.DataType:
     return got if _bits(got) < _bits(t) else t
 
 
-def narrow(table: pa.Table) -> pa.Table:
-    """`table` with each column in its narrowest type (see narrow_type)."""
+def narrow(table: pa.Table, only: int | None = None) -> pa.Table:
+    """`table` with each column (or column `only`) in its narrowest type (see narrow_type)."""
     for i, name in enumerate(table.column_names):
+        if only is not None and i != only:
+            continue
         col = table.column(i)
         t = narrow_type(col)
         if t != col.type:

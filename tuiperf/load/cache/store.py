@@ -28,6 +28,7 @@ import pyarrow.ipc as ipc
 
 from tuiperf import schema
 from tuiperf.errors import CacheError
+from tuiperf.load import spill
 from tuiperf.load.cache import entries, narrow, usage
 from tuiperf.load.cache.file_sink import FileSink
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
@@ -80,9 +81,13 @@ class EntryWriter:
 
     def add(self, name: str, table: pa.Table) -> None:
         try:
+            # pages of a spilled table that were read since it was built (the launch index
+            # reads three API columns) leave the process; the writer reads each page once
+            _drop_spilled(table)
             detail = [c for c in schema.DETAIL_COLUMNS.get(name, ()) if self.split_details]
             if detail and set(detail) <= set(table.column_names):
                 write_ipc(self.folder / f"{name}.details.arrow", narrow_details(table, detail))
+                _drop_spilled(table)
                 table = table.drop_columns(detail)
                 self._split.append(name)
             write_ipc(self.folder / f"{name}.arrow", table)
@@ -106,10 +111,20 @@ class EntryWriter:
         }
 
 
+def _drop_spilled(table: pa.Table) -> None:
+    if spill.active():
+        spill.drop_buffers(b for col in table.columns for c in col.chunks for b in c.buffers())
+
+
 def narrow_details(table: pa.Table, columns: list[str]) -> pa.Table:
     """The detail `columns` of `table` as a details file stores them: each in the
-    narrowest type its values fit (Cache.load_details widens them back)."""
-    return narrow.narrow(table.select(columns).combine_chunks())
+    narrowest type its values fit (Cache.load_details widens them back). Column by
+    column, so a spilled table's pages read for one leave before the next is read."""
+    out = table.select(columns).combine_chunks()
+    for i in range(out.num_columns):
+        out = narrow.narrow(out, only=i)
+        _drop_spilled(table.select([columns[i]]))
+    return out
 
 
 class Cache:
@@ -174,7 +189,8 @@ class Cache:
         w.split_details = split_details
         held = None
         try:
-            yield w
+            with spill.into(tmp):  # big tables are assembled in files here (load.spill)
+                yield w
             (tmp / MANIFEST).write_text(json.dumps(w.manifest(), indent=1))
             held = usage.hold(tmp)  # the lock goes with the file through the rename
             self._publish(tmp, self.entry(key))

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.errors import BadReportError
+from tuiperf.load import spill
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nsys import pybt as nsys_pybt
 from tuiperf.load.nsys import samples as nsys_samples
@@ -614,6 +615,9 @@ class LaunchIndex:
         self.keys = keys
         self.tids = tids
 
+    #: rows read at a time when the index is built
+    _SLICE_ROWS = 1 << 16
+
     def __bool__(self) -> bool:
         return len(self.keys) > 0
 
@@ -624,12 +628,11 @@ class LaunchIndex:
         API calls come in start order, so their keys are usually sorted already and no
         sort (or gather) is needed; tids fit in 32 bits (24-bit field).
         """
-        keys = _corr_keys(api)
-        tid = api["tid"].to_numpy(zero_copy_only=False)
+        keys, tid = _index_columns(api)
         if len(keys) < 2 or bool((keys[1:] >= keys[:-1]).all()):
-            return cls(keys, tid.astype(np.int32))
+            return cls(keys, tid)
         order = np.argsort(keys, kind="stable")
-        return cls(keys[order], tid[order].astype(np.int32))
+        return cls(keys[order], tid[order])
 
     def attach_tid(self, t: pa.Table) -> pa.Table:
         """Set `tid` of GPU rows to their launching call's thread (null when not found)."""
@@ -642,6 +645,34 @@ class LaunchIndex:
             hit &= ~pc.is_null(t["correlation_id"]).to_numpy(zero_copy_only=False)
         tid = pa.array(self.tids[pos], pa.int64(), mask=~hit)
         return t.set_column(t.schema.get_field_index("tid"), "tid", tid)
+
+
+def _index_columns(api: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The launch index's keys (_corr_keys) and int32 tids of `api`, a slice at a time: a
+    table spilled to files (load.spill) has the pages of each slice dropped once read,
+    so its pid, tid and correlation id never sit whole in memory beside the index."""
+    n = api.num_rows
+    keys = np.empty(n, np.int64)
+    tid = np.empty(n, np.int32)
+    step = LaunchIndex._SLICE_ROWS
+    for lo in range(0, n, step):
+        part = api.slice(lo, step)
+        hi = lo + part.num_rows
+        keys[lo:hi] = _corr_keys(part)
+        tid[lo:hi] = part["tid"].to_numpy(zero_copy_only=False).astype(np.int32)
+        if spill.active():
+            for name in ("pid", "tid", "correlation_id"):
+                for chunk in part[name].chunks:
+                    _drop_values(chunk)
+    return keys, tid
+
+
+def _drop_values(chunk: pa.Array) -> None:
+    """Drop the pages of a (sliced) spilled array's values from the process."""
+    data = chunk.buffers()[1]
+    if data is not None:
+        width = chunk.type.bit_width // 8
+        spill.drop(int(data.address) + chunk.offset * width, len(chunk) * width)
 
 
 def _corr_keys(t: pa.Table) -> np.ndarray:

@@ -1,0 +1,126 @@
+"""Column buffers of a conversion kept in files, not in the process's memory (issue 37).
+
+A conversion into the cache assembles each big table column by column (nsys.assemble),
+then writes it out (cache.store). With a spill folder set for the thread (`into`, set by
+the cache's entry writer), the assembler's columns are memory-mapped files (created and
+unlinked at once, so nothing is left behind) and the pages written, or read by the writer,
+are dropped from the process as they go (`MADV_DONTNEED`: on a shared file mapping the
+data stays in the file and the page cache, which the kernel can write back and reclaim
+under pressure). The process then holds about one batch of each column, not the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import mmap
+import os
+import tempfile
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_folder: contextvars.ContextVar[Path | None] = contextvars.ContextVar("spill", default=None)
+
+#: live spill mappings: start address -> (length, mapping); a mapping leaves this registry
+#: when its last array goes (finalizer)
+_maps: dict[int, tuple[int, weakref.ref[mmap.mmap]]] = {}
+_lock = threading.Lock()
+_PAGE = mmap.PAGESIZE
+
+
+@contextlib.contextmanager
+def into(folder: Path) -> Iterator[None]:
+    """Spill the big columns assembled in this thread into `folder` (a cache entry's
+    temporary folder) while the block runs."""
+    token = _folder.set(folder)
+    try:
+        yield
+    finally:
+        _folder.reset(token)
+
+
+def folder() -> Path | None:
+    """Where this thread's conversion spills (None: it keeps columns in memory)."""
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return None  # not Linux/BSD: nothing is gained
+    return _folder.get()
+
+
+def zeros(n: int, dtype: Any, where: Path) -> np.ndarray:
+    """`n` zeros of `dtype` in an unlinked file under `where`, memory-mapped (shared); in
+    memory where the file cannot be made, or its space not reserved (a full disk, a file
+    system without fallocate): a store into a mapping the disk cannot hold would kill the
+    process (SIGBUS), so the blocks are allocated first."""
+    dt = np.dtype(dtype)
+    size = max(n * dt.itemsize, 1)
+    try:
+        fd, path = tempfile.mkstemp(dir=where, prefix=".spill-")
+    except OSError:
+        return np.zeros(n, dtype=dt)
+    try:
+        os.unlink(path)
+        os.posix_fallocate(fd, 0, size)  # reads as zeros; the blocks are the file's now
+        mm = mmap.mmap(fd, size)
+    except (OSError, ValueError, AttributeError):
+        return np.zeros(n, dtype=dt)
+    finally:
+        os.close(fd)
+    start = int(np.frombuffer(mm, np.uint8).ctypes.data)
+    with _lock:
+        _maps[start] = (size, weakref.ref(mm))
+    arr = np.frombuffer(mm, dtype=dt, count=n)
+    weakref.finalize(mm, _forget, start)  # when the last array over it goes
+    return arr
+
+
+def _forget(start: int) -> None:
+    with _lock:
+        _maps.pop(start, None)
+
+
+def active() -> bool:
+    return bool(_maps)
+
+
+def drop(address: int, length: int) -> None:
+    """Drop the whole pages of [address, address+length) that lie in a spill mapping from
+    the process (their data stays in the file)."""
+    if length <= 0 or not _maps:
+        return
+    with _lock:
+        hits = [
+            (s, ln, ref)
+            for s, (ln, ref) in _maps.items()
+            if s < address + length and address < s + ln
+        ]
+    for s, ln, ref in hits:
+        mm = ref()
+        if mm is None:
+            continue
+        lo = max(address, s) - s
+        hi = min(address + length, s + ln) - s
+        lo = -(-lo // _PAGE) * _PAGE  # whole pages only: a neighbour may still be written
+        hi = hi // _PAGE * _PAGE if hi < ln else ln
+        if hi > lo:
+            with contextlib.suppress(ValueError, OSError):  # closed meanwhile
+                mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+
+def drop_rows(arr: np.ndarray, lo: int, hi: int) -> None:
+    """Drop rows lo..hi-1 of a spilled array (written: they are in the file now)."""
+    if _maps:
+        drop(int(arr.ctypes.data) + lo * arr.itemsize, (hi - lo) * arr.itemsize)
+
+
+def drop_buffers(buffers: Iterator[Any]) -> None:
+    """Drop every page of these pyarrow buffers that lies in a spill mapping."""
+    if not _maps:
+        return
+    for b in buffers:
+        if b is not None:
+            drop(int(b.address), int(b.size))
