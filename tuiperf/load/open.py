@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from tuiperf.errors import BadReportError, MissingToolError, UsageError
 from tuiperf.load import detect as det
+from tuiperf.load import spill
 from tuiperf.load.cache.store import Cache, CacheKey, read_ipc
 from tuiperf.load.cache.usage import cap_bytes
 from tuiperf.load.nsys import rep as nsys_rep
@@ -152,7 +153,10 @@ def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> Callable[
 
         src = _nsys_source(path, kind)
         try:
-            t = NsysReader(src).details(name)
+            # assembled in files beside the entry, like a conversion (load.spill): the
+            # columns stay usable, their pages out of memory until read
+            with spill.into(cache.entry(key)):
+                t = NsysReader(src).details(name)
         finally:
             src.close()
         if t is None or t.num_rows != rows:
