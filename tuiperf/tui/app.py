@@ -37,7 +37,7 @@ from tuiperf.tui.messages import (
     ViewportChanged,
 )
 from tuiperf.tui.screens.help import HelpScreen
-from tuiperf.tui.widgets import sample_lane
+from tuiperf.tui.widgets import sample_lane, state_lane
 from tuiperf.tui.widgets.advice import AdvicePanel
 from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.events_pane import EventsPane
@@ -281,6 +281,7 @@ class TuiperfApp(App[int]):
         self.call_after_refresh(lambda: self._start_advice(trace))
         self.call_after_refresh(lambda: self._read_memory(trace))
         self.call_after_refresh(lambda: sample_lane.start(self, trace))  # CPU sample ticks
+        self.call_after_refresh(lambda: state_lane.start(self, trace))  # running / waiting
 
     def _start_advice(self, trace: Trace) -> None:
         for advice in self.query(AdvicePanel):

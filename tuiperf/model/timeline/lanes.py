@@ -33,6 +33,7 @@ from tuiperf.model.trace import Trace
 
 if TYPE_CHECKING:
     from tuiperf.model.timeline.sample_lane import SampleTicks
+    from tuiperf.model.timeline.state_lane import ThreadStates
 
 Progress = Callable[[str, float], None]
 
@@ -115,6 +116,8 @@ class Lane:
     metric: MetricLine | None = None
     #: a thread's CPU samples drawn as ticks (sample_lane)
     ticks: SampleTicks | None = None
+    #: a thread's running / waiting intervals (state_lane)
+    state: ThreadStates | None = None
 
     def names_at(self, first: int, count: int) -> list[str]:
         rows = self.iv.rows[first : first + count]

@@ -146,6 +146,10 @@ class TimelineState:
             from tuiperf.model.timeline.sample_lane import cursor_text
 
             return cursor_text(self.lanes.lanes[lane], self.cursor_t, self.vp.ns_per_col)
+        if self.lanes.lanes[lane].state is not None:  # OS thread state: running / waiting
+            from tuiperf.model.timeline import state_lane
+
+            return state_lane.cursor_text(self.lanes.lanes[lane], self.cursor_t)
         return self.lanes.lanes[lane].label
 
     # --- the viewport -----------------------------------------------------------------

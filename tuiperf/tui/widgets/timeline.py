@@ -45,6 +45,7 @@ from tuiperf.tui.widgets.lane_render import (
 from tuiperf.tui.widgets.metric_lane import metric_strip
 from tuiperf.tui.widgets.sample_lane import ticks_strip
 from tuiperf.tui.widgets.state_attr import InState
+from tuiperf.tui.widgets.state_lane import state_strip
 
 __all__ = ["Row", "Selection", "Timeline"]
 
@@ -74,6 +75,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--memory",
         "timeline--metric",
         "timeline--samples",
+        "timeline--running",
         "timeline--selected",
         "timeline--partner",
         "timeline--cursor",
@@ -254,6 +256,8 @@ class Timeline(Widget, can_focus=True):
             return metric_strip(self, lane, current)
         if lane.ticks is not None:
             return ticks_strip(self, lane, current)
+        if lane.state is not None:
+            return state_strip(self, lane, current)
         edges = frame_edges(self.vp)
         hl = Highlight(self.state.span(self.selection, li), self.state.span(self.partner, li))
         if self.matches is not None and lane.table == self.matches.table:
