@@ -61,3 +61,36 @@ def test_a_run_replaying_graphs_is_told_to_capture_more(compiled: bool) -> None:
     assert "2) the CUDA graphs the run already replays" in fix.text
     assert "(283 launches a step are still outside)" in fix.text
     assert "torch.compile" not in fix.snippet and BIGGER_BATCH not in fix.snippet
+
+
+# The GPU waits BETWEEN_LAUNCHES_NS or more per kernel: more than issuing a kernel costs,
+# so the CPU does other work between the launches; graphs are bounded by the launch calls.
+BETWEEN = {**N, "cpu_bound_ns_per_kernel": 200_000.0, "optimizer_kernels_per_step": 0.0}
+
+
+@pytest.mark.parametrize(("idle", "between"), [(199_999.0, False), (200_000.0, True)])
+def test_cpu_work_between_launches_at_its_boundary(idle: float, between: bool) -> None:
+    fix = _cpu_fix({**BETWEEN, "cpu_bound_ns_per_kernel": idle}, facts=_facts())
+    assert ("between the launches" in fix.text) is between
+    assert ("1) a bigger batch" in fix.text) is not between
+
+
+def test_between_launches_bounds_graphs_by_the_launch_calls() -> None:
+    fix = _cpu_fix(BETWEEN, facts=_facts())
+    # by hand: 283 launches a step x 8 us a launch call = 2.264 ms
+    assert "at most the ~2.26 ms of launch calls a step" in fix.text
+    assert "~200 µs per kernel" in fix.text
+    assert fix.text.index("1) find that work") < fix.text.index("2) CUDA graphs")
+    assert "num_workers=4" in fix.snippet
+
+
+def test_between_launches_asks_for_samples_only_without_them() -> None:
+    assert "tuiperf profile" in _cpu_fix(BETWEEN, facts=_facts()).text
+    assert "tuiperf profile" not in _cpu_fix(BETWEEN, facts=_facts(), sampled=True).text
+
+
+@pytest.mark.parametrize("kind", ["compiled", "graphs", "hot_op"])
+def test_between_launches_yields_to_what_explains_more(kind: str) -> None:
+    facts = _facts(compiled=kind == "compiled", graph_ns=1 if kind == "graphs" else 0)
+    hot = "aten::randn" if kind == "hot_op" else ""
+    assert "between the launches" not in _cpu_fix(BETWEEN, hot, facts=facts).text

@@ -56,6 +56,12 @@ USER_FN_SHARE = 0.25
 #: "N% of the sampled call stacks run under X, the native call Python made" is said only
 #: from this share on: below a quarter, X is one path among many and says little
 ENTRY_SHARE = 0.25
+#: the GPU idles at least this long per kernel waiting for the CPU: more than PyTorch's eager
+#: dispatch and launch of a kernel cost (27-123 µs of CPU a kernel, all told, in the 27
+#: eager captures of bench/advice and tests/data; the idle is a part of that), so the CPU
+#: does other work between the launches (data preparation, Python loops) that neither a
+#: CUDA graph nor fewer launches remove: the fix says so and leads with finding that work
+BETWEEN_LAUNCHES_NS = 200_000
 #: GPU-bound: the GPU is busy at least this share of the step (idle under 20%: what the
 #: idle causes could give back is small next to the kernels), and compute is the largest part
 GPU_BOUND_SHARE = 0.80
@@ -166,7 +172,7 @@ def cpu_bound(ctx: Ctx) -> list[Finding]:
     sev = Severity.ERROR if worst else Severity.WARNING
     hot_name = hot.name if "hot_op_self_ns_per_step" in nums and hot else ""
     user = _user_function(got, b, nums)
-    fix = _cpu_fix(nums, hot_name, run_facts(ctx), user)
+    fix = _cpu_fix(nums, hot_name, run_facts(ctx), user, sampled=got is not None)
     found = _finding("cpu_bound", sev, msg, b, "cpu_bound", nums, fix)
     if got is not None:
         found.metrics["cpu_sample_functions"] = _sample_rows(got)
@@ -309,6 +315,8 @@ def _cpu_numbers(ctx: Ctx, b: Budget) -> dict[str, float]:
         "kernels_per_step": round(len(rows) / b.n_steady, 1),
         # wall time outside the data wait, per kernel the loop issues
         "cpu_ns_per_kernel": round((st.wall_ns - st.ns["data"]) / n),
+        # the GPU's wait for the CPU, per kernel the loop issues
+        "cpu_bound_ns_per_kernel": round(st.ns["cpu_bound"] / n),
         "mean_kernel_ns": round(float(dur.sum()) / n),
         "launch_call_ns": round(float(ld[ld >= 0].mean())) if (ld >= 0).any() else 0,
         "optimizer_kernels_per_step": round(_optimizer_kernels(ctx, rows) / b.n_steady, 1),
@@ -321,12 +329,16 @@ def _cpu_fix(
     hot_op: str = "",
     facts: RunFacts | None = None,
     user: UserFunction | None = None,
+    sampled: bool = False,
 ) -> Fix:
     """The PyTorch levers in order, each with the numbers that justify it; none the run
     already uses (CUDA graphs, a fused optimizer), and inference levers for inference.
-    One function of the user's code holding much of the step's samples comes first."""
+    One function of the user's code holding much of the step's samples comes first; else
+    CPU work between the launches (BETWEEN_LAUNCHES_NS) leads with finding that work."""
     if facts is not None and facts.inference:
         return _inference_fix(n, facts, user)
+    if _between(n, hot_op, facts, user):
+        return _between_fix(n, facts, sampled)
     cpu, gpu = fmt.duration(n["cpu_ns_per_kernel"]), fmt.duration(n["mean_kernel_ns"])
     first = (
         [
@@ -380,6 +392,56 @@ def _cpu_fix(
     if facts is not None and facts.fused_optimizer:
         snippet = "\n".join(ln for ln in snippet.splitlines() if "fused=True" not in ln)
     return Fix(f"{lead}. In order: " + " ".join(levers), snippet)
+
+
+def _between(n: dict[str, float], hot_op: str, facts: RunFacts | None, user: object) -> bool:
+    """The GPU waits longer per kernel than issuing one costs, and nothing more specific
+    (a user function, a hot operator, graphs or compile the run has) explains it."""
+    replayed = facts is not None and (facts.graphs or facts.compiled)
+    waits = n.get("cpu_bound_ns_per_kernel", 0) >= BETWEEN_LAUNCHES_NS
+    return waits and not user and not hot_op and not replayed
+
+
+def _between_fix(n: dict[str, float], facts: RunFacts | None, sampled: bool) -> Fix:
+    """The fix when the GPU waits longer per kernel than issuing a kernel costs: the CPU
+    works on something else between the launches; find it and take it out of the step."""
+    idle = fmt.duration(n["cpu_bound_ns_per_kernel"])
+    launches = n["kernels_per_step"]
+    calls = fmt.duration(n["launch_call_ns"] * launches)
+    how = (
+        ""
+        if sampled
+        else " CPU samples would show which code: `tuiperf profile` records them (nsys "
+        "--sample=process-tree --python-sampling=true)."
+    )
+    lead = (
+        f"The GPU waits on CPU work between the launches, not on issuing them: it idles "
+        f"~{idle} per kernel, more than PyTorch takes to dispatch and launch one (tens of "
+        f"µs).{how} In order:"
+    )
+    levers = [
+        "1) find that work and take it out of the step: per-sample or per-batch preparation "
+        "into DataLoader workers (num_workers > 0), tensors created on the GPU (device=...), "
+        "Python loops over elements vectorized as tensor ops;",
+        f'2) CUDA graphs / torch.compile(mode="reduce-overhead") replay the {launches:,.0f} '
+        f"launches a step but not the Python between them: at most the ~{calls} of launch "
+        "calls a step;",
+    ]
+    if not (facts is not None and facts.fused_optimizer) and n["optimizer_kernels_per_step"]:
+        levers.append(
+            f"3) foreach/fused optimizers: the optimizer issues "
+            f"{n['optimizer_kernels_per_step']:,.0f} kernels a step;"
+        )
+    return Fix(f"{lead} " + " ".join(levers), BETWEEN_SNIPPET)
+
+
+#: the between-launches fix's snippet: the loop's preparation moved into DataLoader workers
+BETWEEN_SNIPPET = (
+    "class Batches(torch.utils.data.Dataset):   # the step's CPU preparation, in the workers\n"
+    "    def __getitem__(self, i): return prepare(i)\n"
+    "loader = DataLoader(Batches(), batch_size=None, num_workers=4, pin_memory=True,\n"
+    "                    persistent_workers=True)"
+)
 
 
 def _user_lead(user: UserFunction) -> str:
