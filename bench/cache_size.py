@@ -40,22 +40,26 @@ FIXTURES = ("vit_range", "cnn_osrt", "lstm", "vit_amp")
 NOTES = [
     "## Reading it",
     "",
-    "- The first-open entry stored `start` a second time in each `.details.arrow` (8 bytes a "
-    "row of kernels and CUDA API calls); it no longer does ('before and after'). Both ways "
-    "now store the same columns.",
-    "- What is left is the canonical in-memory types: int64 pid, tid, stream, context, "
-    "correlation_id and duration, int32 dictionary indices, int32 launch configuration. Each "
-    "in its narrowest type (per table below) the entry would be about half; that changes the "
-    "types every reader sees (the cache is memory-mapped as is), so it is a schema change "
-    "across loaders and analysis, not a storage option.",
+    "- 'Before and after': before = e08a4e0. The detail columns (`<table>.details.arrow`: "
+    "launch configuration, context, mangled names, API kinds) are now stored in the "
+    "narrowest integer or dictionary index type their values fit and widened back to the "
+    "canonical types when first used (tuiperf/load/cache/narrow.py): they are read after "
+    "the first screen, so the widening copy never delays it. `convert` (every column in one "
+    "pass) now keeps them apart the same way, so both routes give the same entry.",
+    "- What is left is the core columns (memory-mapped as is, the first screen's): int64 "
+    "start, end, duration, pid, tid, stream, correlation_id, int32 dictionary indices. In "
+    "their narrowest types (per table below) the entry would be under 1×; that changes the "
+    "types every reader sees (`schema.merge_details` checks the canonical schema), so it is a "
+    "schema change across loaders and analysis, not a storage option.",
     "- Compressed IPC (LZ4, ZSTD) makes files 3-15× smaller but is not memory-mapped: "
     "reading a table allocates every column decompressed ('allocated on open'), all-null "
     "columns included, where the uncompressed file allocates nothing and maps only the "
     "pages a view touches.",
-    "- Conversion peak RSS: about 105 MiB of interpreter and libraries, then the CUDA API "
-    "table whole in memory (one contiguous record batch per table), the launch index built "
-    "from it (correlation id to thread), and the kernel table assembled while that index is "
-    "alive.",
+    "- Conversion peak RSS: about 105-125 MiB of interpreter and libraries; the big tables "
+    "are assembled in memory-mapped files in the entry's temporary folder whose pages leave "
+    "the process once written (tuiperf/load/spill.py), so what remains is the launch index "
+    "(12 bytes per CUDA API call), the batches in flight (read ahead, two page decoders) and "
+    "the allocators' free lists.",
 ]
 MIB = 1 << 20
 
@@ -167,10 +171,16 @@ def columns(entry: Path) -> dict[str, object]:
     """Per table: rows, each column's type and bytes, and the encodings compared."""
     out: dict[str, object] = {}
     manifest = json.loads((entry / "manifest.json").read_text())
-    for name, rows in manifest["tables"].items():
+    parts = [(name, f"{name}.arrow", rows) for name, rows in manifest["tables"].items()]
+    parts += [  # detail columns kept apart (stored narrow already)
+        (f"{name} (details)", f"{name}.details.arrow", rows)
+        for name, rows in manifest["tables"].items()
+        if (entry / f"{name}.details.arrow").exists()
+    ]
+    for name, file, rows in parts:
         if rows < 10_000:
             continue
-        t = read(entry / f"{name}.arrow")
+        t = read(entry / file)
         n = narrowed(t)
         lz4 = ipc_bytes(t, "lz4")
         zstd = ipc_bytes(t, "zstd")
@@ -261,11 +271,11 @@ def render(results: dict[str, dict], tiled: str, before: dict[str, dict] | None)
 
 def _beyond_fixed(results: dict[str, dict]) -> str:
     """The conversion's peak RSS past the fixed part (the smallest fixture's peak)."""
-    fixed = min(r["rss_convert"] for n, r in results.items() if "_x" not in n)
+    fixed = min(r["rss_convert"] for r in results.values())
     parts = [
         f"{n}: {(r['rss_convert'] - fixed) * MIB / r['report']:.2f}×"
         for n, r in results.items()
-        if "_x" in n
+        if r["report"] > 50 * MIB
     ]
     return (
         f"- `convert`'s peak RSS less the smallest fixture's ({fixed:,.0f} MiB, the fixed "
@@ -276,19 +286,26 @@ def _beyond_fixed(results: dict[str, dict]) -> str:
 def _before(results: dict[str, dict], before: dict[str, dict]) -> list[str]:
     lines = [
         "",
-        "## Before and after (first-open entry: core, then the details; disk MiB)",
+        "## Before and after (disk MiB; peak RSS MiB, one run each)",
         "",
-        "| report | before | after | × before → after |",
-        "|---|---|---|---|",
+        "| report | first-open entry (+details) | × | `convert` entry | × | peak RSS first "
+        "open / details / convert | × (convert) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
         b = before.get(name)
         if b is None:
             continue
         rep = r["report"]
+        rss = " / ".join(
+            f"{b[k]:,.0f} → {r[k]:,.0f}" for k in ("rss_first_open", "rss_details", "rss_convert")
+        )
         lines.append(
-            f"| {name} | {_m(b['opened'][0])} | {_m(r['opened'][0])} | "
-            f"{_x(b['opened'][0], rep)} → {_x(r['opened'][0], rep)} |"
+            f"| {name} | {_m(b['opened'][0])} → {_m(r['opened'][0])} | "
+            f"{_x(b['opened'][0], rep)} → {_x(r['opened'][0], rep)} | "
+            f"{_m(b['converted'][0])} → {_m(r['converted'][0])} | "
+            f"{_x(b['converted'][0], rep)} → {_x(r['converted'][0], rep)} | {rss} | "
+            f"{_x(b['rss_convert'] * MIB, rep)} → {_x(r['rss_convert'] * MIB, rep)} |"
         )
     return lines
 
@@ -298,6 +315,7 @@ def main() -> int:
     ap.add_argument(
         "--times", type=int, nargs="+", default=[400], help="tile vit_range this many times"
     )
+    ap.add_argument("--report", type=Path, nargs="*", default=[], help="more reports to measure")
     ap.add_argument("--json", type=Path, help="also keep the raw numbers here")
     ap.add_argument("--before", type=Path, help="--json of an earlier run, to compare with")
     args = ap.parse_args()
@@ -305,6 +323,8 @@ def main() -> int:
     for times in args.times:
         tiled = tile(times)
         results[tiled.name] = convert_both_ways(tiled)
+    for report in args.report:
+        results[report.name] = convert_both_ways(report)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     before = json.loads(args.before.read_text()) if args.before else None
