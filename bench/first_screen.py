@@ -5,7 +5,9 @@ usage: .venv/bin/python bench/first_screen.py REPORT --cache-dir DIR [--rounds N
 Each round starts `python -m tuiperf REPORT --cache-dir DIR` once per tree (in that tree's
 folder, so its `tuiperf` is the one imported; default: this checkout), alternating, and
 times the first screen = the timeline's scale label (`… /col`) drawn. The cache entry is
-made first (not timed). Prints each run and the medians with their spread.
+made first (not timed), one cache folder per tree (DIR/LABEL): a tree with another cache
+schema version would otherwise remove the other's entry as stale, and every run would
+convert anew. Prints each run and the medians with their spread.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def main() -> None:
     args = ap.parse_args()
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE.parent)}
     report = args.report.resolve()
-    for path in trees.values():  # the cache entry, once (each tree's schema may differ)
+    caches = {label: (args.cache_dir / label).resolve() for label in trees}
+    for label, path in trees.items():  # the cache entry, once (each tree's schema may differ)
         subprocess.run(
             [
                 sys.executable,
@@ -44,7 +47,7 @@ def main() -> None:
                 str(report),
                 "-q",
                 "--cache-dir",
-                str(args.cache_dir),
+                str(caches[label]),
                 "-r",
                 "cuda_gpu_kern_sum",
                 "--format",
@@ -62,7 +65,7 @@ def main() -> None:
                     "bash",
                     "-c",
                     f"cd {path} && exec {sys.executable} -m tuiperf "
-                    f"{report} --cache-dir {args.cache_dir.resolve()}",
+                    f"{report} --cache-dir {caches[label]}",
                 ]
                 got = peers_tmux.first_screen(cmd, MARKER, Path(work), {"LANG": "C.UTF-8"}, 60.0)
                 if got.seconds is None:
