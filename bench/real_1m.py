@@ -37,8 +37,8 @@ STEPS = (
 )
 
 
-def timed(cmd: list[str], cwd: str) -> tuple[float, float]:
-    """(wall s, peak RSS MiB) of one child process."""
+def timed(cmd: list[str], cwd: str) -> tuple[float, float, float]:
+    """(wall s, peak RSS MiB, user + system CPU s) of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -46,10 +46,10 @@ def timed(cmd: list[str], cwd: str) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"failed: {' '.join(cmd)}\n{err}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def screen(report: Path, cache: str, tree: str) -> tuple[float, float]:
+def screen(report: Path, cache: str, tree: str) -> tuple[float, float, float]:
     cmd = [
         "bash",
         "-c",
@@ -59,7 +59,7 @@ def screen(report: Path, cache: str, tree: str) -> tuple[float, float]:
         got = peers_tmux.first_screen(cmd, MARKER, Path(work), {"LANG": "C.UTF-8"}, 300.0)
     if got.seconds is None or got.rss_mib is None:
         raise SystemExit(f"no first screen; last screen:\n{got.screen}")
-    return got.seconds, got.rss_mib
+    return got.seconds, got.rss_mib, float("nan")  # (the CPU time is not recorded)
 
 
 def disk_mib(p: Path) -> float:
@@ -67,7 +67,7 @@ def disk_mib(p: Path) -> float:
     return sum(f.stat().st_blocks * 512 for f in p.rglob("*") if f.is_file()) / 2**20
 
 
-def one_round(report: Path, tree: str) -> tuple[list[tuple[float, float]], float, float]:
+def one_round(report: Path, tree: str) -> tuple[list[tuple[float, float, float]], float, float]:
     tp = [sys.executable, "-m", "tuiperf"]
     summary = [*tp, "summary", str(report), "-r", "cuda_gpu_kern_sum", "-q", "--top", "5"]
     got = []
@@ -93,27 +93,31 @@ def main() -> int:
     report: Path = args.report.resolve()
     mib = report.stat().st_size / 2**20
     load0 = os.getloadavg()[0]
-    runs: dict[str, list[list[tuple[float, float]]]] = {t: [] for t in trees}
+    runs: dict[str, list[list[tuple[float, float, float]]]] = {t: [] for t in trees}
     entry: dict[str, tuple[float, float]] = {}
     for r in range(args.rounds):
         for label, tree in trees.items():
             got, first, converted = one_round(report, tree)
             runs[label].append(got)
             entry[label] = (first, converted)
-            print(f"round {r + 1} {label}: " + ", ".join(f"{w:.2f} s/{m:.0f} MiB" for w, m in got))
+            line = ", ".join(f"{w:.2f} s/{m:.0f} MiB/{c:.2f} s CPU" for w, m, c in got)
+            print(f"round {r + 1} {label}: {line}", flush=True)
     fl = floor(report)
     print(
         f"\nreport {report.name}: {mib:.1f} MiB; sqlite3 floor {fl.wall:.2f} s; load average "
         f"{load0:.2f} -> {os.getloadavg()[0]:.2f}; {args.rounds} rounds, median (spread)\n"
     )
-    print("| step | tree | wall s | peak RSS MiB | RSS × report |")
-    print("|---|---|---|---|---|")
+    print("| step | tree | wall s | user + sys CPU s | peak RSS MiB | RSS × report |")
+    print("|---|---|---|---|---|---|")
     for i, step in enumerate(STEPS):
         for label in trees:
             w = [g[i][0] for g in runs[label]]
             m = [g[i][1] for g in runs[label]]
+            c = [g[i][2] for g in runs[label]]
+            cpu = "—" if c[0] != c[0] else f"{statistics.median(c):.2f} ({min(c):.2f}–{max(c):.2f})"
             print(
                 f"| {step} | {label} | {statistics.median(w):.2f} ({min(w):.2f}–{max(w):.2f}) | "
+                f"{cpu} | "
                 f"{statistics.median(m):,.0f} ({min(m):,.0f}–{max(m):,.0f}) | "
                 f"{statistics.median(m) / mib:.2f}× |"
             )
