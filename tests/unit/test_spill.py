@@ -1,6 +1,7 @@
-"""Conversion into the cache assembles big tables in spilled (memory-mapped, unlinked)
-files (issue 37: peak RSS of a conversion). The spilled table must hold exactly what the
-in-memory one holds: expected values here are worked out by hand, in plain Python."""
+"""Conversion into the cache assembles a table too big for the memory available in spilled
+(memory-mapped, unlinked) files (issue 37: peak RSS of a conversion). The spilled table
+must hold exactly what the in-memory one holds: expected values here are worked out by
+hand, in plain Python. `no_memory` makes every table too big."""
 
 from __future__ import annotations
 
@@ -27,6 +28,21 @@ _SCHEMA = pa.schema(
 _WORDS = pa.array(["zero", "one", "two", "three", "four"])  # the shared dictionary
 
 
+@pytest.fixture
+def no_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spill, "available", lambda: 0)
+
+
+def test_only_a_table_over_a_quarter_of_the_memory_available_spills(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    monkeypatch.setattr(spill, "available", lambda: 1000)
+    with spill.into(tmp_path):
+        assert spill.folder(250) is None  # 1000 / 4 exactly: kept in memory
+        assert spill.folder(251) == tmp_path
+    assert spill.folder(10**12) is None  # outside a cache writer: never
+
+
 def _batch(starts: list[int], values: list[int | None], codes: list[int | None]) -> pa.Table:
     names = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), _WORDS)
     small = pa.array([s % 7 for s in starts], pa.int32())
@@ -45,6 +61,7 @@ def _spilled_files() -> int:
         return sum(".spill-" in line and "(deleted)" in line for line in f)
 
 
+@pytest.mark.usefixtures("no_memory")
 @pytest.mark.parametrize("capacity", [3, 100])
 def test_spilled_table_is_the_in_memory_one(tmp_path: Path, capacity: int):
     before = _spilled_files()
@@ -63,8 +80,9 @@ def test_spilled_table_is_the_in_memory_one(tmp_path: Path, capacity: int):
     assert list(tmp_path.iterdir()) == []  # nothing left behind
 
 
+@pytest.mark.usefixtures("no_memory")
 def test_no_spill_outside_a_cache_writer(tmp_path: Path):
-    assert spill.folder() is None
+    assert spill.folder(10**12) is None
     before = _spilled_files()
     _assemble(100)
     assert _spilled_files() == before
@@ -95,6 +113,7 @@ def test_launch_index_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch):
     assert idx.tids.dtype == np.int32
 
 
+@pytest.mark.usefixtures("no_memory")
 def test_converted_kernels_match_sqlite(nsys_dir: Path, tmp_path: Path):
     """A real conversion through the cache (spilled), against sqlite3: each kernel's start,
     end, stream and launching thread (the runtime call with its correlationId)."""

@@ -2,7 +2,8 @@
 
 A conversion into the cache assembles each big table column by column (nsys.assemble),
 then writes it out (cache.store). With a spill folder set for the thread (`into`, set by
-the cache's entry writer), the assembler's columns are memory-mapped files (created and
+the cache's entry writer) and a table too big for the memory available (`folder`), the
+assembler's columns are memory-mapped files (created and
 unlinked at once, so nothing is left behind) and the pages written, or read by the writer,
 are dropped from the process as they go (`MADV_DONTNEED`: on a shared file mapping the
 data stays in the file and the page cache, which the kernel can write back and reclaim
@@ -44,11 +45,38 @@ def into(folder: Path) -> Iterator[None]:
         _folder.reset(token)
 
 
-def folder() -> Path | None:
-    """Where this thread's conversion spills (None: it keeps columns in memory)."""
+#: a table is spilled when it would take more than this share of the memory available
+SHARE = 0.25
+
+
+def folder(nbytes: int) -> Path | None:
+    """Where this thread's conversion spills a table of `nbytes` (None: it keeps it in
+    memory). Only a table that would take more than SHARE of the memory available now is
+    spilled: spilling trades memory for page-cache writes, and once the dirty pages pass
+    the kernel's threshold they are written to disk (a 20M-kernel conversion spilled whole
+    took 1.5x the time for half the peak memory, bench/real_1m.md)."""
     if not hasattr(mmap, "MADV_DONTNEED"):
         return None  # not Linux/BSD: nothing is gained
-    return _folder.get()
+    where = _folder.get()
+    if where is None or nbytes <= SHARE * available():
+        return None
+    return where
+
+
+def available() -> int:
+    """Bytes of memory available for new work (MemAvailable: free memory plus the page cache
+    the kernel can reclaim); free pages where /proc/meminfo is missing."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 1 << 62  # unknown: keep tables in memory
 
 
 def zeros(n: int, dtype: Any, where: Path) -> np.ndarray:

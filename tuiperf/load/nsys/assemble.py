@@ -4,8 +4,9 @@ Converting a 1M-row table in one piece holds the raw rows and their normalized c
 once (2-3x the result). Here each raw batch is normalized and copied into numpy buffers
 sized for the whole table, so peak memory stays near the size of the result; the end
 result is one contiguous array per column (what a memory-mapped cache wants). Converting
-into the cache, the buffers are spilled (load.spill): memory-mapped files whose pages
-leave the process once written, so a table never sits whole in memory.
+into the cache a table too big for the memory available, the buffers are spilled
+(load.spill): memory-mapped files whose pages leave the process once written, so the
+table never sits whole in memory.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class Assembler:
         self.dictionaries: dict[str, pa.Array] = {}
         self.in_order = True
         self._last_start: int | None = None
-        self._spill = spill.folder()
+        row_bytes = sum(_dtype(f).itemsize for f in schema)
+        self._spill = spill.folder(self.capacity * row_bytes)
         for f in schema:
             # zeros, not empty: a big calloc is untouched memory until written, and a column
             # that stays null (return values, green contexts...) is never written at all
@@ -89,17 +91,18 @@ class Assembler:
             if v is None:
                 v = self._zeros(self.capacity, bool)
                 v[:lo] = True  # the rows before had values
+                spill.drop_rows(v, 0, lo)
                 self.valid[name] = v
             if values.null_count == len(values):
                 v[lo:hi] = False  # the data stays zeros, untouched
-                spill.drop_rows(v, 0, hi)
+                spill.drop_rows(v, lo, hi)
                 return
             v[lo:hi] = values.is_valid().to_numpy(zero_copy_only=False)
-            spill.drop_rows(v, 0, hi)
+            spill.drop_rows(v, lo, hi)
             values = pc.fill_null(values, 0)
         elif (v := self.valid[name]) is not None:
             v[lo:hi] = True
-            spill.drop_rows(v, 0, hi)
+            spill.drop_rows(v, lo, hi)
         out = self.data[name]
         out[lo:hi] = values.to_numpy(zero_copy_only=False)
         spill.drop_rows(out, lo, hi)
