@@ -143,3 +143,29 @@ def test_a_folder_that_cannot_hold_it_keeps_the_column_in_memory(tmp_path: Path)
     before = _spilled_files()
     a = spill.zeros(1000, np.int32, tmp_path / "missing")
     assert _spilled_files() == before and a.dtype == np.int32 and not a.any()
+
+
+@pytest.mark.parametrize(
+    ("line", "folder", "files", "room"),
+    [
+        ("0::/box", "box", {"memory.max": "1000", "memory.current": "300"}, 700),
+        ("0::/box", "box", {"memory.max": "max", "memory.current": "300"}, None),
+        ("0::/box", "box", {"memory.max": "100", "memory.current": "300"}, 0),
+        (
+            "4:memory:/box",
+            "memory/box",
+            {"memory.limit_in_bytes": "2000", "memory.usage_in_bytes": "500"},
+            1500,
+        ),
+        ("4:cpu:/box", "cpu/box", {}, None),
+    ],
+)
+def test_a_memory_cgroup_limits_what_is_available(
+    tmp_path: Path, line: str, folder: str, files: dict[str, str], room: int | None
+):
+    proc = tmp_path / "cgroup"
+    proc.write_text(line + "\n")
+    (tmp_path / "sys" / folder).mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / "sys" / folder / name).write_text(text + "\n")
+    assert spill._cgroup_room(proc, tmp_path / "sys") == room

@@ -64,8 +64,15 @@ def folder(nbytes: int) -> Path | None:
 
 
 def available() -> int:
-    """Bytes of memory available for new work (MemAvailable: free memory plus the page cache
-    the kernel can reclaim); free pages where /proc/meminfo is missing."""
+    """Bytes of memory available for new work: the machine's (MemAvailable: free memory
+    plus the page cache the kernel can reclaim; free pages where /proc/meminfo is missing),
+    or less where this process's memory cgroup (a container) leaves less."""
+    room = _cgroup_room()
+    machine = _machine_available()
+    return machine if room is None else min(machine, room)
+
+
+def _machine_available() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
             for line in f:
@@ -77,6 +84,34 @@ def available() -> int:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return 1 << 62  # unknown: keep tables in memory
+
+
+def _cgroup_room(
+    proc: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")
+) -> int | None:
+    """Limit less usage of this process's memory cgroup (v2, else v1); None: no limit."""
+    try:
+        lines = proc.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if controllers == "":
+            files = (root / path.lstrip("/"), "memory.max", "memory.current")
+        elif "memory" in controllers.split(","):
+            base = root / "memory" / path.lstrip("/")
+            files = (base, "memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        try:
+            limit = (files[0] / files[1]).read_text().strip()
+            used = int((files[0] / files[2]).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 1 << 60:
+            return max(int(limit) - used, 0)
+    return None
 
 
 def zeros(n: int, dtype: Any, where: Path) -> np.ndarray:
