@@ -1,8 +1,10 @@
 """The real 1M-kernel H200 capture (bench/data/big_real.sqlite): cold open, conversion and
 the cache entry, interleaved A/B between code trees.
 
-usage: .venv/bin/python bench/real_1m.py [REPORT] [--rounds N] [--tree LABEL=PATH ...]
-Each round runs, for each tree in turn (in that tree's folder, so its `tuiperf` is the one
+usage: .venv/bin/python bench/real_1m.py [REPORT] [--rounds N] [--tree LABEL=PATH[,spill] ...]
+`,spill` runs that tree with every table spilled (tuiperf.load.spill.SHARE < 0; by
+default only a table over a quarter of the memory available is). Each round runs, for
+each tree in turn (in that tree's folder, so its `tuiperf` is the one
 imported; default: this checkout), each step in a fresh process with its wall time and
 peak RSS (wait4): the first timeline screen into an empty cache (tmux, 160x48), the first
 open (`summary -r cuda_gpu_kern_sum`) into an empty cache, `convert` of the detail columns
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -49,12 +52,20 @@ def timed(cmd: list[str], cwd: str) -> tuple[float, float, float]:
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def screen(report: Path, cache: str, tree: str) -> tuple[float, float, float]:
-    cmd = [
-        "bash",
-        "-c",
-        f"cd {tree} && exec {sys.executable} -m tuiperf {report} --cache-dir {cache}",
-    ]
+#: `python -m tuiperf`, with every table spilled
+SPILLED = (
+    "import runpy, tuiperf.load.spill as s; s.SHARE = -1; "
+    "runpy.run_module('tuiperf', run_name='__main__', alter_sys=True)"
+)
+
+
+def tuiperf_cmd(spilled: bool) -> list[str]:
+    return [sys.executable, "-c", SPILLED] if spilled else [sys.executable, "-m", "tuiperf"]
+
+
+def screen(report: Path, cache: str, tree: str, spilled: bool) -> tuple[float, float, float]:
+    line = " ".join(shlex.quote(a) for a in tuiperf_cmd(spilled))
+    cmd = ["bash", "-c", f"cd {tree} && exec {line} {report} --cache-dir {cache}"]
     with tempfile.TemporaryDirectory(prefix="tuiperf-real-") as work:
         got = peers_tmux.first_screen(cmd, MARKER, Path(work), {"LANG": "C.UTF-8"}, 300.0)
     if got.seconds is None or got.rss_mib is None:
@@ -67,12 +78,14 @@ def disk_mib(p: Path) -> float:
     return sum(f.stat().st_blocks * 512 for f in p.rglob("*") if f.is_file()) / 2**20
 
 
-def one_round(report: Path, tree: str) -> tuple[list[tuple[float, float, float]], float, float]:
-    tp = [sys.executable, "-m", "tuiperf"]
+def one_round(
+    report: Path, tree: str, spilled: bool
+) -> tuple[list[tuple[float, float, float]], float, float]:
+    tp = tuiperf_cmd(spilled)
     summary = [*tp, "summary", str(report), "-r", "cuda_gpu_kern_sum", "-q", "--top", "5"]
     got = []
     with tempfile.TemporaryDirectory(prefix="tuiperf-real-", dir=DATA) as cache:
-        got.append(screen(report, cache, tree))
+        got.append(screen(report, cache, tree, spilled))
     with tempfile.TemporaryDirectory(prefix="tuiperf-real-", dir=DATA) as cache:
         got.append(timed([*summary, "--cache-dir", cache], tree))
         got.append(timed([*tp, "convert", str(report), "--cache-dir", cache, "-q"], tree))
@@ -96,8 +109,9 @@ def main() -> int:
     runs: dict[str, list[list[tuple[float, float, float]]]] = {t: [] for t in trees}
     entry: dict[str, tuple[float, float]] = {}
     for r in range(args.rounds):
-        for label, tree in trees.items():
-            got, first, converted = one_round(report, tree)
+        for label, spec in trees.items():
+            tree, _, flag = spec.partition(",")
+            got, first, converted = one_round(report, tree, flag == "spill")
             runs[label].append(got)
             entry[label] = (first, converted)
             line = ", ".join(f"{w:.2f} s/{m:.0f} MiB/{c:.2f} s CPU" for w, m, c in got)
