@@ -13,7 +13,6 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Footer, Static
 from textual.worker import WorkerFailed, get_current_worker
 
@@ -43,6 +42,7 @@ from tuiperf.tui.widgets.events_commands import EventsCommands
 from tuiperf.tui.widgets.events_pane import EventsPane
 from tuiperf.tui.widgets.header import ReportHeader
 from tuiperf.tui.widgets.loading import LoadingPanel
+from tuiperf.tui.widgets.scrollbars import ascii_scrollbars
 from tuiperf.tui.widgets.side_panel import SidePanel
 from tuiperf.tui.widgets.status import StatusLine
 from tuiperf.tui.widgets.timeline import Timeline
@@ -56,22 +56,6 @@ if TYPE_CHECKING:  # indexed on the first selection, not before the first frame
 PHASES = ("open report", "read tables", "index lanes", "draw")
 #: progress messages are posted at most this often (seconds), phase changes always
 PROGRESS_INTERVAL = 0.25
-
-
-class AsciiScrollBarRender(ScrollBarRender):
-    """--ascii: scrollbars of plain (reversed) spaces, no eighth-block glyphs."""
-
-    VERTICAL_BARS: ClassVar[list[str]] = [" "] * 8
-    HORIZONTAL_BARS: ClassVar[list[str]] = [" "] * 8
-
-
-def ascii_scrollbars(on: bool) -> None:
-    """--ascii: Textual's scrollbars draw block glyphs (▁▅▇) of their own; plain ones while
-    an app runs (on), Textual's again when it ends (off)."""
-    if on:
-        ScrollBar.renderer = AsciiScrollBarRender
-    elif ScrollBar.renderer is AsciiScrollBarRender:
-        ScrollBar.renderer = ScrollBarRender
 
 
 class LoadCancelled(Exception):

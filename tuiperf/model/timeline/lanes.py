@@ -32,8 +32,8 @@ from tuiperf.model.timeline.metric_lane import MetricLine, metric_lines
 from tuiperf.model.trace import Trace
 
 if TYPE_CHECKING:
-    from tuiperf.model.timeline.sample_lane import SampleTicks
-    from tuiperf.model.timeline.state_lane import ThreadStates
+    from tuiperf.model.timeline.sample_ticks import SampleTicks
+    from tuiperf.model.timeline.thread_states import ThreadStates
 
 Progress = Callable[[str, float], None]
 

@@ -35,13 +35,13 @@ from tuiperf.model import arrays as A
 from tuiperf.model.timeline.lanes import build_lanes
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings, for_scope
-from tuiperf.tui.app import ascii_scrollbars
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.viewstate.diff import DiffView, lanes_to_show
 from tuiperf.tui.viewstate.matches import Matches
 from tuiperf.tui.viewstate.timeline import Row
 from tuiperf.tui.widgets.help import keys_table
+from tuiperf.tui.widgets.scrollbars import ascii_scrollbars
 from tuiperf.tui.widgets.table_body import TableBody
 from tuiperf.tui.widgets.table_rows import Col
 from tuiperf.tui.widgets.timeline import Timeline

@@ -32,8 +32,8 @@ from tuiperf.model.timeline.memory_lane import MemoryCounter
 from tuiperf.model.trace import Trace
 from tuiperf.report import memory_pane as P
 from tuiperf.tui.actions import bindings
-from tuiperf.tui.app import ascii_scrollbars
 from tuiperf.tui.glyphs import asciify, wants_ascii
+from tuiperf.tui.widgets.scrollbars import ascii_scrollbars
 
 #: the timeline rule that finds cudaMalloc/cudaFree inside steady steps (as `tuiperf memory`)
 CHURN = "alloc_churn"

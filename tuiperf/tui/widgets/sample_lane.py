@@ -76,7 +76,5 @@ def _read(app: Any, trace: Trace, threads: set[tuple[int, int]]) -> None:
 
 
 def _add(app: Any, found: list[SampleTicks]) -> None:
-    from tuiperf.tui.widgets.timeline import Timeline
-
     if app.lanes is not None and add_sample_lanes(app.lanes, found):
-        app.query_one(Timeline).add_lanes()
+        app.query_one("Timeline").add_lanes()  # by type name: no import of the widget
