@@ -115,13 +115,19 @@ def generate(n: int, dest: Path) -> None:
         w.op(b"]")
         w.memoize()
         live: list[tuple[int, int, int]] = []
+        pending: tuple[int, int, int] | None = None
         t, addr, batch = 1_700_000_000_000_000, 1 << 40, 0
         for i in range(n):
             if batch == 0:
                 w.op(b"(")
             t += 3
-            if live and (len(live) > 500 or rng.random() < 0.5):
-                a, size, sidx = live.pop(rng.randrange(len(live)))
+            if pending is not None:  # PyTorch completes every free it records
+                a, size, sidx = pending
+                pending = None
+                items = [("action", "free_completed"), ("addr", a), ("size", size)]
+                items += [("stream", 0), ("time_us", t), ("frames", lambda s=sidx: w.get(s))]
+            elif live and (len(live) > 500 or rng.random() < 0.5):
+                a, size, sidx = pending = live.pop(rng.randrange(len(live)))
                 items = [("action", "free_requested"), ("addr", a), ("size", size)]
                 items += [("stream", 0), ("time_us", t), ("frames", lambda s=sidx: w.get(s))]
             else:
@@ -187,7 +193,7 @@ def main() -> None:
     print("| entries | file | tuiperf memory: time, peak RSS | pickle.load: time, peak RSS |")
     print("|---:|---:|---:|---:|")
     for n in args.entries:
-        path = OUT / f"snapshot_{n}.pickle"
+        path = OUT / f"snapshot_v2_{n}.pickle"
         if not path.exists():
             generate(n, path)
         t, rss = measure(path, False)

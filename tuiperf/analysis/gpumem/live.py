@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes, rows_of
+from tuiperf.analysis.gpumem.curve import DeviceMemory
+from tuiperf.analysis.gpumem.stream import Moment
 from tuiperf.load.gpumem import tables as T
 from tuiperf.model import arrays as A
 
@@ -17,7 +18,6 @@ BEFORE = "<allocated before the recording began>"
 #: allocations whose stack has no user frame: the autograd engine's thread (backward runs
 #: there, without Python frames) or other C++ code (or a source without stacks)
 NO_SITE = "<no user frame: autograd engine / C++>"
-_ALLOC, _SEG_ALLOC, _SEG_FREE = (T.ACTIONS.index(a) for a in (T.ALLOC, T.SEG_ALLOC, T.SEG_FREE))
 
 
 @dataclass
@@ -33,25 +33,22 @@ class SiteBytes:
                 "bytes": self.bytes, "count": self.count}  # fmt: skip
 
 
-def live_rows(m: DeviceMemory, at: int) -> np.ndarray:
-    """Positions of the allocations live just after event position `at`."""
-    if at < 0:
-        return np.zeros(0, np.int64)
-    k = np.arange(at + 1)
-    r = m.replayed
-    is_alloc = r.block[: at + 1] > 0
-    alive = (r.freed_at[: at + 1] < 0) | (r.freed_at[: at + 1] > at)
-    return k[is_alloc & alive]
+def live_arrays(m: Moment | None) -> dict[str, np.ndarray]:
+    """The allocations live at moment `m` as columns (pos, addr, block, site, time, ...),
+    by event position (nothing live when there is no moment)."""
+    if m is None:
+        return {k: np.zeros(0, np.int64) for k in ("pos", "addr", "block", "site", "time")}
+    return m.arrays()
 
 
-def sites_at(data: T.MemoryData, m: DeviceMemory, at: int) -> list[SiteBytes]:
-    """Bytes live after event position `at`, by user frame, largest first."""
+def sites_at(data: T.MemoryData, m: DeviceMemory, at: Moment | None) -> list[SiteBytes]:
+    """Bytes live at moment `at`, by user frame, largest first (the dump's blocks when
+    the device has no events)."""
     if len(m) == 0:
         return _state_sites(data, m.device)
-    pos = live_rows(m, at)
-    site = A.ints(data.events.take(m.rows[pos]), "site", -1) if len(pos) else np.zeros(0, int)
-    out = _group(data, site, m.replayed.block[pos])
-    rest = int(m.allocated[at]) - int(m.replayed.block[pos].sum())
+    live = live_arrays(at)
+    out = _group(data, live["site"], live["block"])
+    rest = (at.allocated if at is not None else 0) - int(live["block"].sum())
     if rest > 0:
         out.append(SiteBytes(BEFORE, 0, "", rest, 0))
     return sorted(out, key=lambda s: (-s.bytes, s.file, s.line))
@@ -83,62 +80,39 @@ def _group(data: T.MemoryData, site: np.ndarray, size: np.ndarray) -> list[SiteB
     return [SiteBytes(f, ln, fn, b, c) for (f, ln, fn), (b, c) in merged.items()]
 
 
-def categories_at(data: T.MemoryData, m: DeviceMemory, at: int) -> dict[str, int]:
-    """Bytes live after event position `at` by category (categories.py; "" unknown,
-    which holds what was allocated before the recording)."""
-    if len(m) == 0 or at < 0:
+def categories_at(data: T.MemoryData, m: DeviceMemory, at: Moment | None) -> dict[str, int]:
+    """Bytes live at moment `at` by category (categories.py; "" unknown, which holds what
+    was allocated before the recording)."""
+    if len(m) == 0 or at is None:
         return {}
-    pos = live_rows(m, at)
-    site = A.ints(data.events.take(m.rows[pos]), "site", -1) if len(pos) else np.zeros(0, int)
+    live = live_arrays(at)
     cats = data.sites["category"].to_pylist()
     lut = np.array([*cats, ""], dtype=object)
     out: dict[str, int] = {}
-    for c, b in zip(lut[site].tolist(), m.replayed.block[pos].tolist()):
+    for c, b in zip(lut[live["site"]].tolist(), live["block"].tolist()):
         out[c] = out.get(c, 0) + b
-    out[""] = out.get("", 0) + int(m.allocated[at]) - int(m.replayed.block[pos].sum())
+    out[""] = out.get("", 0) + at.allocated - int(live["block"].sum())
     return {k: v for k, v in out.items() if v}
 
 
-def largest_free(data: T.MemoryData, m: DeviceMemory, at: int) -> int | None:
-    """The largest free gap inside the allocator's segments after event position `at`
-    (None when the source does not record segments and blocks: nsys, torch.profiler)."""
+def largest_free(data: T.MemoryData, m: DeviceMemory, at: Moment | None) -> int | None:
+    """The largest free gap inside the allocator's segments at moment `at` (None when the
+    source does not record segments and blocks: nsys, torch.profiler)."""
     if data.kind != T.SNAPSHOT:
         return None
-    if len(m) == 0 or at < 0:
+    if len(m) == 0 or at is None:
         return _state_largest_free(data, m.device)
-    segs = _segments_at(data, m, at)
-    pos = live_rows(m, at)
-    ev = data.events.take(m.rows[pos]) if len(pos) else None
-    addr = A.ints(ev, "addr", 0) if ev is not None else np.zeros(0, np.int64)
-    order = np.argsort(addr)
-    addr, size = addr[order], m.replayed.block[pos][order]
+    live = live_arrays(at)
+    order = np.argsort(live["addr"], kind="stable")
+    addr, size = live["addr"][order], live["block"][order]
     best = 0
-    for start, length in segs.items():
+    for start, length in at.segments.items():
         lo, hi = np.searchsorted(addr, start), np.searchsorted(addr, start + length)
         edges = [start, *np.ravel(np.column_stack([addr[lo:hi], addr[lo:hi] + size[lo:hi]]))]
         edges.append(start + length)
         gaps = np.diff(np.asarray(edges, np.int64))[::2]
         best = max(best, int(gaps.max()) if len(gaps) else 0)
     return best
-
-
-def _segments_at(data: T.MemoryData, m: DeviceMemory, at: int) -> dict[int, int]:
-    """Segment address -> size after event position `at`: the trace's segment events over
-    the segments of the dump that the trace never allocated (older than the recording)."""
-    ev = rows_of(data, m.rows)
-    codes, addr, size = action_codes(ev), A.ints(ev, "addr", 0), A.ints(ev, "size", 0)
-    del ev
-    traced = set(addr[codes == _SEG_ALLOC].tolist())
-    segs = data.segments.filter(pc.equal(data.segments["device"], m.device))
-    pairs = zip(A.ints(segs, "address", 0).tolist(), A.ints(segs, "total_size", 0).tolist())
-    out = {a: s for a, s in pairs if a not in traced}
-    seg = np.flatnonzero(np.isin(codes[: at + 1], (_SEG_ALLOC, _SEG_FREE)))
-    for c, a, s in zip(codes[seg].tolist(), addr[seg].tolist(), size[seg].tolist()):
-        if c == _SEG_ALLOC:
-            out[a] = s
-        elif c == _SEG_FREE:
-            out.pop(a, None)
-    return out
 
 
 def _state_largest_free(data: T.MemoryData, device: int) -> int | None:

@@ -16,11 +16,10 @@ from tuiperf.analysis.findings import (
     Scope,
     Severity,
 )
-from tuiperf.analysis.gpumem.live import BEFORE, NO_SITE, SiteBytes, live_rows
+from tuiperf.analysis.gpumem.live import BEFORE, NO_SITE, SiteBytes, live_arrays
 from tuiperf.analysis.gpumem.summary import DeviceReport, MemoryReport, Oom, StepMemory
 from tuiperf.load.gpumem import categories
 from tuiperf.load.gpumem import tables as T
-from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 
 #: creep: fewest steady steps whose start-of-step memory is compared
@@ -167,16 +166,15 @@ def creep_by_line(rep: MemoryReport, d: DeviceReport) -> list[Finding]:
     m = d.curve
     if rep.kind != T.SNAPSHOT or len(m) == 0:
         return []
-    pos = live_rows(m, len(m) - 1)
-    site = A.ints(rep.data.events.take(m.rows[pos]), "site", -1) if len(pos) else pos
-    line, keys = _lines(rep.data.sites, site)
-    period = periods(d, pos)
+    live = live_arrays(m.end)
+    line, keys = _lines(rep.data.sites, live["site"])
+    period = periods(d, live["pos"], live["time"])
     by_step = bool(d.steps)
     found = []
     for k in np.unique(line).tolist():
         key, mine = keys[k], line == k
         n = int(mine.sum())
-        size = int(m.replayed.block[pos[mine]].sum())
+        size = int(live["block"][mine].sum())
         if n < CREEP_MIN_REPEATS or size < CREEP_MIN_BYTES:
             continue
         spread = Spread.of(period[mine], by_step)
@@ -200,14 +198,16 @@ def _lines(sites: pa.Table, site: np.ndarray) -> tuple[np.ndarray, list[tuple[st
     return line, list(keys)
 
 
-def periods(d: DeviceReport, pos: np.ndarray) -> np.ndarray:
-    """The step each allocation at event position `pos` (sorted) was made in: the report's
-    steps when it has them (-1 before the first), else stretches of CREEP_WINDOW of the
-    trace's entries, each opened by the first allocation after the last one closed."""
+def periods(d: DeviceReport, pos: np.ndarray, time_ns: np.ndarray | None = None) -> np.ndarray:
+    """The step each allocation at event position `pos` (sorted; made at `time_ns`) was
+    made in: the report's steps when it has them (-1 before the first), else stretches of
+    CREEP_WINDOW of the trace's entries, each opened by the first allocation after the
+    last one closed."""
     m = d.curve
     if d.steps:
         starts = np.array([s.start_ns for s in d.steps], np.int64)
-        return np.searchsorted(starts, m.time_ns[pos], "right") - 1
+        t = m.time_ns[pos] if time_ns is None else time_ns  # the curve's, when it has every event
+        return np.searchsorted(starts, t, "right") - 1
     window = max(CREEP_WINDOW * len(m), 1.0)
     out = np.zeros(len(pos), np.int64)
     k, end = -1, -np.inf

@@ -50,14 +50,24 @@ def _align(data: T.MemoryData, trace: Trace, timeline: T.MemoryData | None) -> s
     (torch.profiler's baseTimeNanoseconds) and the two overlap; else say why not."""
     origin = timeline.epoch_origin_ns if timeline is not None else None
     span = trace.time_range()
-    t = data.events["time_ns"].drop_null()
-    if origin is None or span is None or len(t) == 0:
+    times = _time_range(data)
+    if origin is None or span is None or times is None:
         return (
             "the snapshot keeps its own clock (the timeline does not give its epoch): "
             "per-step memory is not taken from it"
         )
-    lo, hi = pc.min_max(t).values()
-    if int(hi.as_py()) - origin < span[0] or int(lo.as_py()) - origin > span[1]:
+    lo, hi = times
+    if hi - origin < span[0] or lo - origin > span[1]:
         return "the snapshot's times do not overlap the timeline's: not aligned (another run?)"
     data.epoch_origin_ns = origin
     return ""
+
+
+def _time_range(data: T.MemoryData) -> tuple[int, int] | None:
+    if data.spill is not None:
+        return data.spill.time_range()
+    t = data.events["time_ns"].drop_null()
+    if len(t) == 0:
+        return None
+    lo, hi = pc.min_max(t).values()
+    return int(lo.as_py()), int(hi.as_py())

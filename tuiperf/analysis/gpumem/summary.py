@@ -9,12 +9,10 @@ from typing import Any
 import numpy as np
 
 from tuiperf.analysis.budget.steps import Steps
-from tuiperf.analysis.gpumem.curve import DeviceMemory, action_codes, per_device, rows_of
+from tuiperf.analysis.gpumem.curve import DeviceMemory, per_device
 from tuiperf.analysis.gpumem.live import SiteBytes, categories_at, largest_free, sites_at
+from tuiperf.analysis.gpumem.stream import Moment
 from tuiperf.load.gpumem import tables as T
-from tuiperf.model import arrays as A
-
-_OOM = T.ACTIONS.index(T.OOM)
 
 
 @dataclass
@@ -88,7 +86,11 @@ class MemoryReport:
 
 
 def build(data: T.MemoryData, steps: Steps | None = None, at_ns: int | None = None) -> MemoryReport:
-    devs = [_device(data, m, steps, at_ns) for m in per_device(data)]
+    on_clock = data.kind != T.SNAPSHOT or data.epoch_origin_ns is not None
+    use_steps = steps is not None and steps.found and on_clock
+    starts = steps.starts if use_steps and steps is not None else None
+    curves = per_device(data, starts, at_ns)
+    devs = [_device(data, m, steps if use_steps else None, at_ns) for m in curves]
     at = "peak" if at_ns is None else str(at_ns)
     return MemoryReport(data.kind, data.source, devs, at, data, notes=list(data.notes))
 
@@ -96,13 +98,12 @@ def build(data: T.MemoryData, steps: Steps | None = None, at_ns: int | None = No
 def _device(
     data: T.MemoryData, m: DeviceMemory, steps: Steps | None, at_ns: int | None
 ) -> DeviceReport:
-    idx = m.peak_index if at_ns is None else m.index_at(at_ns)
+    moment = m.peak if at_ns is None else m.at
     peak_a = _max(m.allocated, m.before_allocated) if m.has_allocated else None
     rep = DeviceReport(
-        m.device, m, peak_a, _max(m.reserved, m.before_reserved), point(data, m, idx)
+        m.device, m, peak_a, _max(m.reserved, m.before_reserved), point(data, m, moment)
     )
-    on_clock = data.kind != T.SNAPSHOT or data.epoch_origin_ns is not None
-    if steps is not None and steps.found and on_clock and len(m):
+    if steps is not None and len(m):
         rep.steps = step_memory(m, steps)
         rep.steps_source = steps.source
         rep.trend_bytes_per_step = trend([s for s in rep.steps if s.steady])
@@ -114,30 +115,31 @@ def _max(v: np.ndarray, before: int) -> int:
     return int(v.max()) if len(v) else before
 
 
-def point(data: T.MemoryData, m: DeviceMemory, idx: int) -> Point:
-    if len(m) == 0 or idx < 0:
+def point(data: T.MemoryData, m: DeviceMemory, at: Moment | None) -> Point:
+    if len(m) == 0 or at is None:
         alloc = m.before_allocated if m.has_allocated else None
-        return Point(-1, None, alloc, m.before_reserved, largest_free(data, m, -1),
-                     sites_at(data, m, -1) if len(m) == 0 else [])  # fmt: skip
-    t = int(m.time_ns[idx])
+        return Point(-1, None, alloc, m.before_reserved, largest_free(data, m, None),
+                     sites_at(data, m, None) if len(m) == 0 else [])  # fmt: skip
     return Point(
-        idx,
-        t if t >= 0 else None,
-        int(m.allocated[idx]) if m.has_allocated else None,
-        int(m.reserved[idx]),
-        largest_free(data, m, idx),
-        sites_at(data, m, idx) if m.has_allocated else [],
-        categories_at(data, m, idx) if m.has_allocated else {},
+        at.pos,
+        at.time_ns if at.time_ns >= 0 else None,
+        at.allocated if m.has_allocated else None,
+        at.reserved,
+        largest_free(data, m, at),
+        sites_at(data, m, at) if m.has_allocated else [],
+        categories_at(data, m, at) if m.has_allocated else {},
     )
 
 
 def step_memory(m: DeviceMemory, steps: Steps) -> list[StepMemory]:
+    """Each step's totals just before it begins (the replay took them as it passed)."""
     steady = set(steps.steady().tolist())
     out = []
+    found = m.step_found.tolist()
+    alloc, resv = m.step_allocated.tolist(), m.step_reserved.tolist()
     for i, (s, label) in enumerate(zip(steps.starts.tolist(), steps.labels)):
-        k = m.index_at(int(s) - 1)  # the totals just before the step begins
-        a = (int(m.allocated[k]) if k >= 0 else m.before_allocated) if m.has_allocated else None
-        r = int(m.reserved[k]) if k >= 0 else m.before_reserved
+        a = (alloc[i] if found[i] else m.before_allocated) if m.has_allocated else None
+        r = resv[i] if found[i] else m.before_reserved
         out.append(StepMemory(label, int(s), a, r, i in steady))
     return out
 
@@ -152,12 +154,7 @@ def trend(steps: list[StepMemory]) -> float | None:
 
 
 def ooms(data: T.MemoryData, m: DeviceMemory) -> list[Oom]:
-    if len(m) == 0:
-        return []
-    ev = rows_of(data, m.rows)
-    pos = np.flatnonzero(action_codes(ev) == _OOM)
-    size, free = A.ints(ev, "size", 0), A.ints(ev, "device_free", -1)
     return [
-        Oom(m.device, point(data, m, int(p)), int(size[p]), int(free[p]) if free[p] >= 0 else None)
-        for p in pos.tolist()
+        Oom(m.device, point(data, m, o), o.requested, o.device_free if o.device_free >= 0 else None)
+        for o in m.ooms
     ]

@@ -17,6 +17,7 @@ import pyarrow as pa
 from tuiperf.errors import BadReportError
 from tuiperf.load.gpumem import categories, pickle_stream
 from tuiperf.load.gpumem import tables as T
+from tuiperf.load.gpumem.spill import Spill
 from tuiperf.model.timeline.callsites import is_user_file
 
 #: a pickle stream starts with PROTO (protocol 2+) and the snapshot dict
@@ -93,14 +94,30 @@ class _Columns:
                                           "stream", "site", "device_free")}  # fmt: skip
 
 
-class EntrySink:
-    """Receives trace entries from the pickle reader; keeps columns, not entries."""
+#: a trace longer than this many entries goes to a spill file a chunk at a time (and the
+#: events table stays empty): memory does not grow with the trace
+SPILL_AT = 1 << 16
 
-    def __init__(self, reader_frames: pickle_stream.Reader | None = None) -> None:
+
+class EntrySink:
+    """Receives trace entries from the pickle reader; keeps columns, not entries, and
+    moves them to a spill file a chunk at a time once there are more than `spill_at`."""
+
+    def __init__(
+        self, reader_frames: pickle_stream.Reader | None = None, spill_at: int = SPILL_AT
+    ) -> None:
         self.cols = _Columns().c
         self.sites = Sites()
         self.reader: pickle_stream.Reader | None = reader_frames
         self.skipped = 0
+        self.spill_at = spill_at
+        self.spill: Spill | None = None
+
+    def _flush(self) -> None:
+        if self.spill is None:
+            self.spill = Spill()
+        self.spill.write({k: np.frombuffer(v, np.int64) for k, v in self.cols.items() if len(v)})
+        self.cols = _Columns().c
 
     def __call__(self, device: int, e: dict[str, Any]) -> None:
         code = _CODE.get(e.get("action"))  # type: ignore[arg-type]
@@ -117,15 +134,25 @@ class EntrySink:
         c["time"].append(t * 1000 if type(t) is int and 0 <= t < 1 << 53 else NULL)
         c["device_free"].append(_int(e.get("device_free"), NULL))
         c["site"].append(self._site(e.get("frames")))
+        if len(c["site"]) >= self.spill_at:
+            self._flush()
 
     def _site(self, frames: Any) -> int:
         if self.reader is None:
             return -1
         return self.sites.of_stack(self.reader.stack_key(frames))
 
+    def finish(self) -> Spill | None:
+        """The spill file with every entry, when the trace went to one."""
+        if self.spill is not None and len(self.cols["action"]):
+            self._flush()
+        return self.spill
+
     def events(self) -> pa.Table:
-        """The columns as the events table; each array is let go once converted, so the
-        peak holds one column twice, not all of them."""
+        """The columns as the events table (empty when they went to the spill file); each
+        array is let go once converted, so the peak holds one column twice, not all."""
+        if self.spill is not None:
+            return T.EVENTS.empty_table()
         c = self.cols
         n = len(c["action"])
 
@@ -159,9 +186,10 @@ def _int(v: Any, default: int) -> int:
     return v if type(v) is int and -(1 << 63) < v < 1 << 63 else default
 
 
-def load_snapshot(path: Path) -> T.MemoryData:
-    """Read `path`; a damaged or foreign pickle is one BadReportError line."""
-    sink = EntrySink()
+def load_snapshot(path: Path, spill_at: int | None = None) -> T.MemoryData:
+    """Read `path`; a damaged or foreign pickle is one BadReportError line. A trace of more
+    than `spill_at` entries is kept in a spill file (MemoryData.spill), not in `events`."""
+    sink = EntrySink(spill_at=SPILL_AT if spill_at is None else spill_at)
     try:
         with open(path, "rb") as f:
             reader = pickle_stream.Reader(f, sink)
@@ -175,6 +203,7 @@ def load_snapshot(path: Path) -> T.MemoryData:
     return T.MemoryData(
         kind=T.SNAPSHOT,
         source=str(path),
+        spill=sink.finish(),
         events=sink.events(),
         sites=sink.sites.table(),
         segments=segments,

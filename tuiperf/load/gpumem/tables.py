@@ -16,6 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from tuiperf.load.gpumem.spill import Spill
+
 ALLOC = "alloc"
 FREE = "free_requested"
 FREE_DONE = "free_completed"
@@ -108,9 +110,14 @@ class MemoryData:
     #: baseTimeNanoseconds); a snapshot's times are epoch ns, shifted by the timeline's
     #: origin when one of the same run is given, else by its first entry
     epoch_origin_ns: int | None = None
+    #: a long snapshot's trace, on disk (load/gpumem/spill.py); `events` is then empty
+    spill: Spill | None = None
 
     @property
     def devices(self) -> list[int]:
+        spilled = self.spill.devices if self.spill is not None else set()
         return sorted(
-            set(self.events["device"].to_pylist()) | set(self.segments["device"].to_pylist())
+            set(self.events["device"].to_pylist())
+            | set(self.segments["device"].to_pylist())
+            | spilled
         )
