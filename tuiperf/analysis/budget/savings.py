@@ -77,6 +77,12 @@ MIN_RANKED_SHARE = 0.02
 #: at least this share of the step: in a step the copies fill, a 2% compute lever is not
 #: what to do first (a verdict's part holds at least half the step: COPY_BOUND_SHARE)
 ACROSS_VERDICT_SHARE = 0.10
+#: a finding with a specific cause inside an idle part (the optimizer's per-parameter
+#: launches inside the CPU-bound part) ranks before the part's generic finding (cpu_bound,
+#: which claims what the specific ones leave) from this share of the generic one's saving
+#: on: one named change giving at least half of what the rest of the part, spread over every
+#: launch and several levers, could give is the change to make first
+SPECIFIC_OVER_GENERIC = 0.5
 #: findings that say the same thing as a tuiperf finding (same cause, same fix): the nsys
 #: analyze rule is kept in the list but claims no saving of its own
 TWINS = {"cuda_memcpy_async": "pageable_h2d_in_steps", "cuda_api_sync": "host_sync_per_step"}
@@ -113,7 +119,30 @@ def rank_by_budget(
         if f.est_saving_ns is not None and st.wall_ns:
             f.est_saving_pct = round(100.0 * f.est_saving_ns / st.wall_ns, 2)
     verdicts = {part_of(f) for f in out if f.rule in VERDICTS}
-    return sorted(out, key=lambda f: (_tier(f, st.wall_ns, verdicts), *_key(f)))
+    ranked = sorted(out, key=lambda f: (_tier(f, st.wall_ns, verdicts), *_key(f)))
+    return _specific_first(ranked)
+
+
+def _specific_first(ranked: list[Finding]) -> list[Finding]:
+    """The specific findings of a generic idle-part finding's part (cpu_bound) that save at
+    least SPECIFIC_OVER_GENERIC of what it saves take its place; it comes right after."""
+    out = list(ranked)
+    for g in [f for f in ranked if f.rule in OWN_WORDS and f.budget_part in IDLE_PARTS]:
+        bar = SPECIFIC_OVER_GENERIC * (g.est_saving_ns or 0)
+        ahead = [
+            f
+            for f in out[out.index(g) + 1 :]
+            if f.rule not in OWN_WORDS
+            and f.budget_part == g.budget_part
+            and f.est_saving_ns is not None
+            and f.est_saving_ns > 0
+            and f.est_saving_ns >= bar
+        ]
+        if ahead:  # they take the generic one's place, in their order; it follows them
+            at = out.index(g)
+            rest = [f for f in out if f is not g and not any(f is a for a in ahead)]
+            out = [*rest[:at], *ahead, g, *rest[at:]]
+    return out
 
 
 def _less_capture(fs: list[Finding], budget: Budget) -> None:

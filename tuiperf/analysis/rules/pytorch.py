@@ -34,8 +34,14 @@ from tuiperf.analysis.rules import budget as budget_rules
 from tuiperf.analysis.rules import comm as comm_rules
 from tuiperf.analysis.rules import gloo as gloo_rules
 from tuiperf.analysis.rules import kernels as kernel_rules
-from tuiperf.analysis.rules import sites
+from tuiperf.analysis.rules import optimizer_phase, sites
 from tuiperf.analysis.rules.link_metrics import pcie_rx_during, pcie_text
+from tuiperf.analysis.rules.metrics_evidence import (
+    IDLE_TENSOR_SHARE,
+    steady_metrics,
+    tensor_metrics,
+    tensor_text,
+)
 from tuiperf.analysis.rules.run_facts import FP32_SIMT, LOW_PRECISION, run_facts
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -607,6 +613,17 @@ def fp32_no_tensor_cores(ctx: Ctx) -> list[Finding]:
     facts = run_facts(ctx)
     if found and facts.low_precision:
         found[0].fix = _left_in_fp32_fix(facts.low_precision_ns / facts.gemm_ns)
+    if found:  # nsys GPU metrics: did the tensor cores work while the GPU was busy?
+        m = steady_metrics(ctx)
+        found[0].message += tensor_text(
+            m,
+            "the tensor cores sit nearly idle while the GPU works (under "
+            f"{IDLE_TENSOR_SHARE:.0%} of its busy time), as these kernels' "
+            "names say: the matrix products run on the CUDA cores.",
+            f"the tensor cores work {m.tensor_of_busy if m else 0:.0%} of the busy time: other "
+            "matrix products of the run use them, these do not.",
+        )
+        found[0].metrics.update(tensor_metrics(m))
     return found
 
 
@@ -685,15 +702,11 @@ def top_kernel(ctx: Ctx) -> list[Finding]:
 def _optimizer_windows(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
     """The optimizer's update ranges in steady steps, nested ones merged: an `optimizer`
     NVTX range or torch.profiler's `Optimizer.step#…`, not `Optimizer.zero_grad#…` and not
-    the GPU-side copies of the annotations (they have no process)."""
-    nv = ctx.table("nvtx")
-    if nv.num_rows == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    m = A.name_mask(nv, "text", _OPTIM) & ~A.name_mask(nv, "text", _ZERO_GRAD)
-    m &= A.ints(nv, "pid", -1) >= 0
-    s, e = A.ints(nv, "start")[m], A.ints(nv, "end", -1)[m]
-    ok = e > s
-    s, e = s[ok], e[ok]
+    the GPU-side copies of the annotations (they have no process); without any, the phase
+    inferred from the launches after the backward pass (optimizer_phase)."""
+    s, e = _marked_optimizer(ctx)
+    if len(s) == 0:  # nothing marks it: the run after the backward pass (optimizer_phase)
+        s, e = optimizer_phase.inferred_windows(ctx)
     if ctx.steps.found:
         keep = _steady_mask(ctx.steps, ctx.steps.index_of(s))
         s, e = s[keep], e[keep]
@@ -707,11 +720,26 @@ def _optimizer_windows(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
     return s[first], ends
 
 
+def _marked_optimizer(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
+    """The `optimizer` NVTX / `Optimizer.step#…` ranges of a process (not zero_grad)."""
+    nv = ctx.table("nvtx")
+    if nv.num_rows == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    m = A.name_mask(nv, "text", _OPTIM) & ~A.name_mask(nv, "text", _ZERO_GRAD)
+    m &= A.ints(nv, "pid", -1) >= 0
+    s, e = A.ints(nv, "start")[m], A.ints(nv, "end", -1)[m]
+    ok = e > s
+    return s[ok], e[ok]
+
+
 def tiny_optimizer_kernels(ctx: Ctx) -> list[Finding]:
     """A per-parameter optimizer: many tiny kernels in each optimizer step."""
     a, b = _optimizer_windows(ctx)
     if len(a) == 0:
-        raise Skip("no optimizer ranges (NVTX or torch.profiler Optimizer.step)")
+        raise Skip(
+            "no optimizer ranges (NVTX, torch.profiler Optimizer.step, or a backward "
+            "pass whose launches it could follow)"
+        )
     k = ctx.table("kernels")
     launch = ctx.launch_time("kernels")
     i = np.searchsorted(a, launch, "right") - 1
