@@ -34,6 +34,12 @@ from tuiperf.analysis.findings import (
     Skip,
 )
 from tuiperf.analysis.rules import sites
+from tuiperf.analysis.rules.metrics_evidence import (
+    IDLE_TENSOR_SHARE,
+    steady_metrics,
+    tensor_metrics,
+    tensor_text,
+)
 from tuiperf.analysis.rules.run_facts import RunFacts, run_facts
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
@@ -540,6 +546,16 @@ def gpu_bound(ctx: Ctx) -> list[Finding]:
         "idle_share": round(st.pct("idle") / 100, 4),
         "top_kernels": [str(uniq[i]) for i in top],
     }
+    m = steady_metrics(ctx)  # nsys GPU metrics: what the busy GPU's tensor cores did
+    msg += tensor_text(
+        m,
+        "the tensor cores sit nearly idle (under "
+        f"{IDLE_TENSOR_SHARE:.0%} of the busy time): the kernels that fill the step do not "
+        "use them (FP32 matrix products on the CUDA cores, or elementwise and memory-bound "
+        "work).",
+        f"the tensor cores work {m.tensor_of_busy if m else 0:.0%} of the busy time.",
+    )
+    metrics.update(tensor_metrics(m))
     return [_finding("gpu_bound", Severity.INFO, msg, b, "compute", metrics, _gpu_fix(ctx))]
 
 
