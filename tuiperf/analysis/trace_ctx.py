@@ -4,7 +4,7 @@ API rows), computed once. The steps and the step budget are one floor up, in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 
 import numpy as np
@@ -63,10 +63,14 @@ class TraceCtx:
     @cached_property
     def nsys_gpu_ops(self) -> GpuOps:
         """The GPU work `nsys analyze` looks at: kernels, memcpy and memset, not whole-graph
-        executions (the six nsys rules keep its answers, graphs or not)."""
-        return self._ops(NSYS_GPU_TABLES)
+        executions (the six nsys rules keep its answers, graphs or not). The first rows of
+        `gpu_ops` (its tables come in that order), as views: no second copy."""
+        n = sum(self.table(name).num_rows for name in NSYS_GPU_TABLES)
+        ops = self.gpu_ops
+        return GpuOps(*(getattr(ops, f.name)[:n] for f in fields(GpuOps)))
 
     def _ops(self, tables: tuple[str, ...]) -> GpuOps:
+        """The rows of `tables`, in that order; read-only (`nsys_gpu_ops` shares them)."""
         parts = []
         for i, name in enumerate(tables):
             t = self.table(name)
@@ -77,6 +81,8 @@ class TraceCtx:
                 A.ints(t, "device", -1), A.ints(t, "context", -1),
             ))  # fmt: skip
         cols = [np.concatenate([p[k] for p in parts]) for k in range(7)]
+        for c in cols:
+            c.flags.writeable = False
         return GpuOps(*cols)
 
     @cached_property

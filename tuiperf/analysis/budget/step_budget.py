@@ -336,7 +336,7 @@ def step_budget(ctx: TraceCtx, steps: Steps | None = None) -> Budget | None:
 
 
 #: kernels torch.compile's Inductor generates (its autotuning benchmarks them too)
-_TRITON = "triton_"
+_TRITON = re.compile("^triton_")
 
 
 def _compile_note(ctx: TraceCtx, first_steady: int, n_steady: int) -> str:
@@ -348,7 +348,7 @@ def _compile_note(ctx: TraceCtx, first_steady: int, n_steady: int) -> str:
         return ""
     launch = ctx.launch_time("kernels")
     before = launch < first_steady
-    triton = np.char.startswith(A.strings(k, "short_name").astype(str), _TRITON)
+    triton = A.name_mask(k, "short_name", _TRITON)  # per name, not per kernel: no string copies
     n_triton = int((triton & before).sum())
     if n_triton == 0:
         return ""
