@@ -448,7 +448,7 @@ def _op_kind(ctx: TraceCtx) -> np.ndarray:
     n_copy = ctx.table("memcpy").num_rows + ctx.table("memset").num_rows
     n_graph = ctx.table("graphs").num_rows
     return np.concatenate(
-        [comm.astype(np.int64), np.full(n_copy, 2, np.int64), np.zeros(n_graph, np.int64)]
+        [comm.astype(np.int8), np.full(n_copy, 2, np.int8), np.zeros(n_graph, np.int8)]
     )
 
 
@@ -548,7 +548,13 @@ def _device(
 
 def _busy_sets(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> list[Union]:
     """Unions of compute, compute+comm, and all ops: the busy parts by priority."""
-    return [Union.of(start[kind <= k], end[kind <= k]) for k in (0, 1, 2)]
+    sets: list[Union] = []
+    for k in (0, 1, 2):
+        if sets and not (kind == k).any():  # nothing of kind k: the same union again
+            sets.append(sets[-1])
+        else:
+            sets.append(Union.of(start[kind <= k], end[kind <= k]))
+    return sets
 
 
 def _idle_causes(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from tuiperf.analysis import fixes
 from tuiperf.analysis.budget.context import GPU_TABLES, Ctx
@@ -154,13 +155,24 @@ def _rows_evidence(
     t = ctx.table(table)
     extra: dict[str, object] = {}
     for c in extra_cols:
-        extra[c] = (
-            A.strings(t, c)
-            if c in ("name", "copy_kind", "src_kind", "dst_kind")
-            else A.ints(t, c, -1)
-        )[rows]
+        if c not in ("name", "copy_kind", "src_kind", "dst_kind"):
+            extra[c] = A.ints(t, c, -1)[rows]
+        elif _dense_dictionary(t.column(c)):  # the rows' codes, not a copy of each string
+            extra[c] = t.column(c).take(rows)
+        else:
+            extra[c] = A.strings(t, c)[rows]
     return Evidence.build(
         table, rows, A.ints(t, "start")[rows], A.ints(t, "duration")[rows], extra, headers
+    )
+
+
+def _dense_dictionary(col: pa.ChunkedArray) -> bool:
+    """A dictionary column without nulls (in its rows or its dictionaries): taking its rows
+    gives the strings `A.strings` would ('' for null), kept as codes into the dictionary."""
+    return (
+        pa.types.is_dictionary(col.type)
+        and col.null_count == 0
+        and all(ch.dictionary.null_count == 0 for ch in col.chunks)
     )
 
 
