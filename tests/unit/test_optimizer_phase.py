@@ -24,7 +24,17 @@ ELEM = "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunc
 OPT0 = 400 * US  # the first optimizer kernel's GPU start in a step
 
 
-def _loop(n_opt: int, back_tid: int = 2, back_name: str = GEMM, before: int = 0) -> Trace:
+MTA = "void at::native::multi_tensor_apply_kernel<at::native::TensorListMetadata<2>>"
+ELEM2 = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>"
+
+
+def _loop(
+    n_opt: int,
+    back_tid: int = 2,
+    back_name: str = GEMM,
+    before: int = 0,
+    opt_names: tuple[str, ...] = (ELEM,),
+) -> Trace:
     """The loop above; `before` element-wise kernels of thread 1 in the forward (t0 + 70 µs
     on, every 10 µs), which follow no backward launch."""
     ks: list[tuple[int, int, str]] = []
@@ -37,7 +47,8 @@ def _loop(n_opt: int, back_tid: int = 2, back_name: str = GEMM, before: int = 0)
             back.append(len(ks))
             a = t0 + (150 + 50 * j) * US
             ks.append((a, a + 20 * US, back_name))
-        ks += [(t0 + OPT0 + 10 * i * US, t0 + OPT0 + (10 * i + 1) * US, ELEM) for i in range(n_opt)]
+        ks += [(t0 + OPT0 + 10 * i * US, t0 + OPT0 + (10 * i + 1) * US,
+                opt_names[i % len(opt_names)]) for i in range(n_opt)]  # fmt: skip
     trace = loop_trace(kernels=ks)
     api = trace.tables["api"]
     tid = np.asarray(api["tid"].to_numpy()).copy()
@@ -118,3 +129,27 @@ def test_specific_first_at_its_boundary(specific: int, first: str) -> None:
 def test_specific_first_leaves_other_parts_alone() -> None:
     ranked = [_f("cpu_bound", 1000), _f("fp32_no_tensor_cores", 900, "compute")]
     assert savings._specific_first(ranked) == ranked
+
+
+def _first_then(first: list[str], rest: list[str]) -> tuple[str, ...]:
+    return (*first, *rest)
+
+
+def test_a_multi_tensor_optimizer_then_one_op_repeated_ends_at_the_optimizer() -> None:
+    """4 multi-tensor kernels (a foreach optimizer), then 41 launches of one element-wise
+    kernel (a user's loop of one op): the phase is the 4, ending at the first repeat's
+    launch call (t0 + 400 + 40 - 10 µs)."""
+    names = _first_then([MTA] * 4, [ELEM] * 41)
+    s, e = optimizer_phase.inferred_windows(Ctx(_loop(45, opt_names=names)))
+    t0 = np.arange(STEPS) * STEP
+    assert s.tolist() == (t0 + 390 * US).tolist()
+    assert e.tolist() == (t0 + 430 * US).tolist()
+    assert not pytorch.tiny_optimizer_kernels(Ctx(_loop(45, opt_names=names)))
+
+
+def test_multi_tensor_clipping_then_a_per_parameter_optimizer_is_kept_whole() -> None:
+    """A foreach clip (multi-tensor) then element-wise kernels of two ops alternating (a
+    per-parameter pass): not cut; the 45 launches a step are the phase."""
+    names = _first_then([MTA], [ELEM, ELEM2] * 22)
+    found = pytorch.tiny_optimizer_kernels(Ctx(_loop(45, opt_names=names)))
+    assert found and found[0].metrics["kernels_per_step"] == 45

@@ -10,12 +10,16 @@ multi-tensor kernels), until the next step's forward launches something else (a 
 norm, an embedding, an input copy). A phase is such a run of the loop thread's launches
 that directly follows backward launches; it ends where the loop thread's next other launch
 starts (or at its last launch's end). Gradient clipping and `zero_grad` kernels in that run
-are counted with it: they are per-parameter work of the same kind.
+are counted with it: they are per-parameter work of the same kind. A multi-tensor optimizer
+followed by one element-wise kernel over and over (the same name: one op in a loop of the
+user's, not a pass over parameters, whose kernels differ by op) ends at its last
+multi-tensor kernel.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,6 +35,8 @@ OPTIMIZER_LIKE = re.compile(
     r"lamb(?!da)|lion|lerp|addc(mul|div)",
     re.IGNORECASE,
 )
+#: a foreach / fused optimizer's kernels
+MULTI_TENSOR = re.compile(r"multi_tensor_apply|foreach|fused_adam", re.IGNORECASE)
 #: a run shorter than this many launches is not an optimizer phase (a loss scaling or a
 #: metric after the backward); the tiny-kernel rule asks for far more a step anyway
 MIN_RUN = 4
@@ -58,7 +64,31 @@ def inferred_windows(ctx: Ctx) -> tuple[np.ndarray, np.ndarray]:
         return empty
     launch = ctx.launch_time("kernels")
     end = launch + np.maximum(ctx.launch_duration("kernels"), 0)
-    return _runs(launch, end, main, back, A.name_mask(k, "name", OPTIMIZER_LIKE))
+    kinds = Kinds(
+        A.name_mask(k, "name", OPTIMIZER_LIKE),
+        A.name_mask(k, "name", MULTI_TENSOR),
+        A.codes(k, "name")[0],
+    )
+    return _runs(launch, end, main, back, kinds)
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """Per kernel: optimizer-like, multi-tensor, and its name's code."""
+
+    opt: np.ndarray
+    multi: np.ndarray
+    name: np.ndarray
+
+
+def _cut_repeats(run: np.ndarray, kinds: Kinds) -> int:
+    """How many of `run` (kernel rows in launch order) are the optimizer: all, unless a
+    multi-tensor kernel is followed only by one kernel name repeated (then up to it)."""
+    multi = np.flatnonzero(kinds.multi[run])
+    if len(multi) == 0 or multi[-1] == len(run) - 1:
+        return len(run)
+    after = kinds.name[run[multi[-1] + 1 :]]
+    return int(multi[-1]) + 1 if (after == after[0]).all() else len(run)
 
 
 def _loop_thread(pid: np.ndarray, tid: np.ndarray, known: np.ndarray) -> tuple[int, int] | None:
@@ -71,7 +101,7 @@ def _loop_thread(pid: np.ndarray, tid: np.ndarray, known: np.ndarray) -> tuple[i
 
 
 def _runs(
-    launch: np.ndarray, end: np.ndarray, main: np.ndarray, back: np.ndarray, opt: np.ndarray
+    launch: np.ndarray, end: np.ndarray, main: np.ndarray, back: np.ndarray, kinds: Kinds
 ) -> tuple[np.ndarray, np.ndarray]:
     """Runs of optimizer-like launches of the loop thread that come right after backward
     launches (a backward launch between the run's first launch and the loop thread's launch
@@ -85,7 +115,7 @@ def _runs(
     # another thread's backward launch since the loop thread's previous launch, or that
     # previous launch a backward-named kernel of its own
     after_back = _any_between(bt, prev, launch[m]) | np.r_[False, back[m][:-1]]
-    is_opt = opt[m] & ~back[m]
+    is_opt = kinds.opt[m] & ~back[m]
     starts, ends = [], []
     i, n = 0, len(m)
     while i < n:
@@ -95,9 +125,11 @@ def _runs(
         j = i
         while j + 1 < n and is_opt[j + 1] and not after_back[j + 1]:
             j += 1
-        if j - i + 1 >= MIN_RUN:
+        keep = _cut_repeats(m[i : j + 1], kinds)
+        if keep >= MIN_RUN:
+            last = i + keep - 1
             starts.append(int(launch[m[i]]))
-            ends.append(int(launch[m[j + 1]]) if j + 1 < n else int(end[m[j]]))
+            ends.append(int(launch[m[last + 1]]) if last + 1 < n else int(end[m[last]]))
         i = j + 1
     return np.array(starts, np.int64), np.array(ends, np.int64)
 
