@@ -10,14 +10,8 @@ import numpy as np
 from textual.strip import Strip
 
 from tuiperf.model.timeline.lanes import Lane
-from tuiperf.tui.widgets.lane_render import (
-    BUSY,
-    CURSOR,
-    EMPTY,
-    LaneStyles,
-    frame_edges,
-    to_segments,
-)
+from tuiperf.tui.widgets.cell_lane import cells_strip
+from tuiperf.tui.widgets.lane_render import BUSY, EMPTY
 
 #: a metric lane's cells, from nothing to the scale (metric_lane.LEVELS + 1 of them)
 BARS = " ▁▂▃▄▅▆▇█"
@@ -34,15 +28,5 @@ def metric_cells(lane: Lane, edges: np.ndarray, ascii_only: bool) -> tuple[list[
 
 
 def metric_strip(tl: Any, lane: Lane, current: bool) -> Strip:
-    """The lane's row: its label, then the sparkline (`tl`: the Timeline widget)."""
-    chars, sids = metric_cells(lane, frame_edges(tl.vp), tl.g.ascii)
-    c = tl.vp.col_of(tl.cursor_t)
-    if 0 <= c < tl.columns and chars[c] == " ":
-        chars[c] = tl.g.cursor_line
-        sids[c] = CURSOR
-    style, empty = tl._style("metric"), tl._style("empty")
-    styles = LaneStyles(empty, style, style, style, style, tl._style("cursor"), tl._style("mark"))
-    label = tl._style("label-current" if current else "label")
-    segs = tl._label(f"  {lane.label}", label)
-    segs += to_segments(chars, sids, tl.state.marked_columns(), styles)
-    return Strip(segs, tl.size.width)
+    """The lane's row (`tl`: the Timeline widget)."""
+    return cells_strip(tl, lane, current, metric_cells, "metric")
