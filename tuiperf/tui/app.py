@@ -188,7 +188,8 @@ class TuiperfApp(App[int]):
                 assert self.path is not None
                 trace = open_trace(self.path, replace(self.opts, progress=from_loader))
             report("index lanes", 0.0)
-            lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m))
+            # the lane index goes into the cache entry after the first frame (_warm_names)
+            lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m), keep=False)
             if self.ncu_path is not None:
                 from tuiperf.tui.screens import ncu as ncu_screen
 
@@ -323,6 +324,7 @@ class TuiperfApp(App[int]):
 
     @work(thread=True, name="warm-names", exit_on_error=False)
     def _warm_names(self, trace: Trace, lanes: LaneSet) -> None:
+        lanes.keep_index(trace)  # a lane index built for this first screen, for a reopen
         lanes.warm_names()
         # a failure here (the report changed meanwhile) is reported by the view that
         # needs the columns, on its own use

@@ -39,21 +39,31 @@ def read_ipc(path: Path) -> pa.Table:
     return ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
-def write_ipc(path: Path, table: pa.Table, compression: str | None = None) -> None:
-    """One record batch per table, so a memory-mapped column is one contiguous array."""
+def write_ipc(
+    path: Path, table: pa.Table, compression: str | None = None, keep_chunks: bool = False
+) -> None:
+    """One record batch per table, so a memory-mapped column is one contiguous array; with
+    `keep_chunks`, one per chunk of the table as it is (no copy into one buffer: a reader
+    that slices by chunk, like the lane index, still reads each chunk without a copy)."""
     opts = ipc.IpcWriteOptions(compression=compression)
+    if keep_chunks:
+        sink = pa.PythonFile(FileSink(path), mode="w")
+        with sink, ipc.new_file(sink, table.schema, options=opts) as w:
+            for batch in table.to_batches():
+                w.write_batch(batch)
+        return
     table = table.combine_chunks()
     sink = pa.PythonFile(FileSink(path), mode="w")
     with sink, ipc.new_file(sink, table.schema, options=opts) as w:
         w.write_table(table, max_chunksize=max(table.num_rows, 1))
 
 
-def atomic_write_ipc(path: Path, table: pa.Table) -> None:
+def atomic_write_ipc(path: Path, table: pa.Table, keep_chunks: bool = False) -> None:
     # a fresh name, created by the writer itself: the file gets the umask's mode like the
     # rest of the entry (mkstemp would make it 0600)
     tmp = path.parent / f".tmp-{os.getpid()}-{secrets.token_hex(8)}.arrow"
     try:
-        write_ipc(tmp, table)
+        write_ipc(tmp, table, keep_chunks=keep_chunks)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -322,11 +332,13 @@ class Cache:
                 p.unlink()
             return None
 
-    def store_derived(self, key: CacheKey, name: str, table: pa.Table) -> None:
+    def store_derived(
+        self, key: CacheKey, name: str, table: pa.Table, keep_chunks: bool = False
+    ) -> None:
         d = self.entry(key) / "derived"
         try:
             d.mkdir(exist_ok=True)
-            atomic_write_ipc(d / f"{name}.arrow", table)
+            atomic_write_ipc(d / f"{name}.arrow", table, keep_chunks)
         except OSError:
             pass  # a derived result is an optimisation; never fail because of it
 

@@ -10,7 +10,9 @@ table), `starts`, `ends` and `aux`, which is the lane's running maximum of ends 
 events overlap, else its running busy sums, inclusive (`Intervals.cum_busy`; the union is
 then the events themselves). `lane-union-<table>`: for the overlapping lanes only, their
 union and its running busy sums (column `prefix`). Both are used as stored: no copy.
-The lane keys and offsets go in the first table's schema metadata.
+The lane keys and offsets go in the first table's schema metadata. Each lane is a record
+batch of its own in both files: written from the lanes' arrays as they are (no copy of the
+whole index into one buffer first), and read back as one contiguous array per lane.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from tuiperf.model.timeline.lane_intervals import Intervals
 from tuiperf.model.trace import Trace
 
 #: bump when the layout of the stored index changes
-LAYOUT = 1
+LAYOUT = 2
 
 
 def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, Any] | None:
@@ -42,23 +44,40 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
     meta = _meta(events)
     if meta is None or meta.get("rows_in_table") != trace.table(table, ["start"]).num_rows:
         return None
-    ev = {c: _col(events, c) for c in ("rows", "starts", "ends", "aux")}
-    un = {c: _col(union, c) for c in ("u_start", "u_end", "prefix")}
+    ev = _Spans(events, ("rows", "starts", "ends", "aux"))
+    un = _Spans(union, ("u_start", "u_end", "prefix"))
     out: dict[tuple, Any] = {}
     for lane in meta["lanes"]:
-        a, b = lane["at"], lane["at"] + lane["n"]
-        starts, ends = ev["starts"][a:b], ev["ends"][a:b]
+        rows, starts, ends, aux = ev.get(lane["at"], lane["n"])
         if lane["union_n"] < 0:  # disjoint: the union is the events, aux their busy sums
             out[tuple(lane["key"])] = Intervals.restored(
-                starts, ends, ev["rows"][a:b], ends, starts, ends, ev["aux"][a:b]
+                starts, ends, rows, ends, starts, ends, aux
             )
         else:
-            u0, u1 = lane["union_at"], lane["union_at"] + lane["union_n"]
+            u_start, u_end, prefix = un.get(lane["union_at"], lane["union_n"])
             out[tuple(lane["key"])] = Intervals.restored(
-                starts, ends, ev["rows"][a:b], ev["aux"][a:b],
-                un["u_start"][u0:u1], un["u_end"][u0:u1], un["prefix"][u0:u1],
-            )  # fmt: skip
+                starts, ends, rows, aux, u_start, u_end, prefix
+            )
     return out
+
+
+class _Spans:
+    """Columns of a table read by (offset, length): a span that is one record batch is
+    that batch's memory-mapped arrays, as they are; any other span is copied."""
+
+    def __init__(self, t: pa.Table, names: tuple[str, ...]) -> None:
+        self.cols = [t[n] for n in names]
+        self.at: dict[tuple[int, int], int] = {}
+        offset = 0
+        for i, batch_rows in enumerate(len(c) for c in (self.cols[0].chunks if names else [])):
+            self.at[(offset, batch_rows)] = i
+            offset += batch_rows
+
+    def get(self, at: int, n: int) -> list[np.ndarray]:
+        i = self.at.get((at, n))
+        if i is not None:
+            return [_view(c.chunk(i)) for c in self.cols]
+        return [_view(c.slice(at, n)) for c in self.cols]
 
 
 def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tuple, Any]) -> None:
@@ -89,8 +108,9 @@ def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tup
         {b"lanes": text}
     )
     name = _name(table, cols)
-    cache.store_derived(key, f"lane-union-{name}", _table(("u_start", "u_end", "prefix"), un_parts))
-    cache.store_derived(key, f"lane-index-{name}", events)
+    union = _table(("u_start", "u_end", "prefix"), un_parts)
+    cache.store_derived(key, f"lane-union-{name}", union, keep_chunks=True)
+    cache.store_derived(key, f"lane-index-{name}", events, keep_chunks=True)
 
 
 def _name(table: str, cols: tuple[str, ...]) -> str:
@@ -108,16 +128,17 @@ def _meta(t: pa.Table) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and meta.get("layout") == LAYOUT else None
 
 
-def _col(t: pa.Table, name: str) -> np.ndarray:
-    col = t[name]
-    if col.num_chunks == 0:
+def _view(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    if isinstance(col, pa.ChunkedArray) and col.num_chunks == 0:
         return np.zeros(0, dtype=np.int64)
     return arrays.view(col)
 
 
 def _table(names: tuple[str, ...], parts: list[tuple[Any, ...]]) -> pa.Table:
-    cols = []
-    for i in range(len(names)):
-        arrays = [np.asarray(p[i], dtype=np.int64) for p in parts]
-        cols.append(pa.array(np.concatenate(arrays) if arrays else np.zeros(0, np.int64)))
-    return pa.table(dict(zip(names, cols)))
+    """A record batch per part (a lane), over its arrays without a copy (int64 already)."""
+    schema = pa.schema([pa.field(n, pa.int64()) for n in names])
+    batches = [
+        pa.record_batch([pa.array(np.asarray(a, dtype=np.int64)) for a in part], schema=schema)
+        for part in parts
+    ]
+    return pa.Table.from_batches(batches, schema=schema)

@@ -27,12 +27,24 @@ class Intervals:
     def __init__(self, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> None:
         starts = np.ascontiguousarray(starts, dtype=np.int64)
         ends = np.maximum(np.ascontiguousarray(ends, dtype=np.int64), starts)
+        self._index(starts, ends, np.ascontiguousarray(rows))
+
+    @classmethod
+    def owned(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> Intervals:
+        """Intervals over arrays the caller gives away: int64, contiguous, writable, every
+        end at or after its start (lane_split builds them so). Nothing is copied unless the
+        starts need sorting."""
+        self = cls.__new__(cls)
+        self._index(starts, ends, rows)
+        return self
+
+    def _index(self, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> None:
         if len(starts) > 1 and np.any(starts[1:] < starts[:-1]):
             order = np.argsort(starts, kind="stable")
             starts, ends, rows = starts[order], ends[order], rows[order]
         self.starts = starts
         self.ends = ends
-        self.rows = np.ascontiguousarray(rows)
+        self.rows = rows
         disjoint = len(starts) < 2 or bool(np.all(ends[:-1] <= starts[1:]))
         if disjoint:  # the common case (a stream, a thread's API calls): share the arrays
             self.max_end = ends
@@ -42,7 +54,8 @@ class Intervals:
             self.u_start, self.u_end = _union(starts, self.max_end)
         #: busy ns up to the end of each union interval: running sums, inclusive (the
         #: lane index in the cache stores them so, restored without a copy)
-        self.cum_busy = np.cumsum(self.u_end - self.u_start)
+        busy = np.subtract(self.u_end, self.u_start)
+        self.cum_busy = np.cumsum(busy, out=busy)
 
     @classmethod
     def restored(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,

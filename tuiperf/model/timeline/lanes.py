@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from tuiperf.model.arrays import filled
 from tuiperf.model.timeline import lane_cache
 from tuiperf.model.timeline.lane_intervals import Intervals
+from tuiperf.model.timeline.lane_split import split_table
 from tuiperf.model.timeline.memory_lane import MemoryCounter, memory_counters
 from tuiperf.model.timeline.metric_lane import MetricLine, metric_lines
 from tuiperf.model.trace import Trace
@@ -138,6 +139,16 @@ class LaneSet:
     lo: int
     hi: int
     by_key: dict[tuple, int] = field(default_factory=dict)
+    #: lane splits built here and not kept in the cache entry yet (build_lanes with
+    #: keep=False): table -> its split; `keep_index` stores them
+    unkept: dict[str, dict[tuple, Intervals]] = field(default_factory=dict)
+
+    def keep_index(self, trace: Trace) -> None:
+        """Store the lane index built by `build_lanes(keep=False)` in the cache entry, so a
+        reopen restores it (meant for a worker thread once the first frame is drawn)."""
+        while self.unkept:
+            name, split = self.unkept.popitem()
+            lane_cache.store_split(trace, name, _SPECS[name][1], split)
 
     def locate(self, trace: Trace, table: str, row: int) -> tuple[int, int] | None:
         """(lane index, position in lane) of row `row` of `table`, if it is drawn."""
@@ -194,131 +205,17 @@ _SPECS: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 
 
-def _np(col: pa.ChunkedArray, fill: int = -1) -> np.ndarray:
-    if col.null_count:
-        col = col.fill_null(fill)
-    return col.to_numpy()
-
-
-def _key_codes(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]]:
-    """A small integer per distinct key (hash-based, O(n)) and the key of each code."""
-    ints = _int_key(t, cols)
-    if ints is not None:
-        return ints
-    combined: np.ndarray | None = None
-    uniques: list[list] = []
-    for name in cols:
-        col = t[name]
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(pa.string())
-        u = pc.unique(col)
-        codes = _np(pc.index_in(col, value_set=u)).astype(np.int64)
-        uniques.append(u.to_pylist())
-        combined = codes if combined is None else combined * len(u) + codes
-    assert combined is not None
-    u = pc.unique(pa.array(combined))
-    codes = pc.index_in(pa.array(combined), value_set=u).to_numpy().astype(np.int64)
-    keys = []
-    for c in u.to_numpy().tolist():
-        parts = []
-        for vals in reversed(uniques):
-            c, k = divmod(c, len(vals))
-            parts.append(vals[k])
-        keys.append(tuple(reversed(parts)))
-    return codes, keys
-
-
-def _int_key(t: pa.Table, cols: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]] | None:
-    """Fast path for integer key columns (pid, tid, device, stream, depth): pack them
-    into one int64 and hash that once. None when a column is not integer, is negative
-    or too wide to pack."""
-    arrays, nulls, widths = [], [], []
-    for name in cols:
-        col = t[name]
-        if not pa.types.is_integer(col.type):
-            return None
-        mm = pc.min_max(col).as_py()
-        lo, hi = mm["min"], mm["max"]
-        if lo is None:
-            lo = hi = 0
-        if lo < 0:
-            return None
-        arrays.append(_np(col, -1).astype(np.int64))
-        nulls.append(col.null_count > 0)
-        widths.append(int(hi) + 2)  # +1 for null (-1 -> 0), +1 for the value itself
-    total = 1
-    for w in widths:
-        total *= w
-    if total >= 2**62:
-        return None
-    packed = np.zeros(t.num_rows, dtype=np.int64)
-    for arr, w in zip(arrays, widths):
-        packed = packed * w + (arr + 1)
-    u = pc.unique(pa.array(packed))
-    codes = pc.index_in(pa.array(packed), value_set=u).to_numpy().astype(np.int64)
-    keys = []
-    for c in u.to_numpy().tolist():
-        parts: list[object] = []
-        for w, has_null in zip(reversed(widths), reversed(nulls)):
-            c, k = divmod(c, w)
-            parts.append(None if (k == 0 and has_null) else k - 1)
-        keys.append(tuple(reversed(parts)))
-    return codes, keys
-
-
-def cached_key_codes(
-    trace: Trace, table: str, cols: tuple[str, ...]
-) -> tuple[np.ndarray, list[tuple]]:
-    """`_key_codes`, kept in the trace's cache entry so a reopen skips the hashing."""
-    import json
-
-    cache, key = trace.cache, trace.cache_key
-    name = f"lane-keys-{table}-{'-'.join(cols)}"
-    t = trace.table(table, list(cols))
-    if cache is not None and key is not None:
-        hit = cache.load_derived(key, name)
-        meta = (hit.schema.metadata or {}) if hit is not None else {}
-        if hit is not None and hit.num_rows == t.num_rows and b"keys" in meta:
-            keys = [tuple(k) for k in json.loads(meta[b"keys"])]
-            return hit["code"].to_numpy(), keys
-    codes, keys = _key_codes(t, cols)
-    if cache is not None and key is not None:
-        try:
-            meta_keys = json.dumps([list(k) for k in keys]).encode()
-        except TypeError:
-            return codes, keys  # keys that JSON cannot hold: just don't keep them
-        narrow = codes.astype(np.uint16) if len(keys) < 65536 else codes.astype(np.int32)
-        stored = pa.table({"code": narrow}).replace_schema_metadata({b"keys": meta_keys})
-        cache.store_derived(key, name, stored)
-    return codes, keys
-
-
-def split_table(
-    t: pa.Table, cols: tuple[str, ...], key_codes: tuple[np.ndarray, list[tuple]] | None = None
-) -> dict[tuple, Intervals]:
-    """Events of `t` grouped by the key columns, each group as sorted Intervals."""
-    if t.num_rows == 0:
-        return {}
-    codes, keys = key_codes if key_codes is not None else _key_codes(t, cols)
-    small = codes.astype(np.uint16) if len(keys) < 65536 else codes
-    order = np.argsort(small, kind="stable")  # radix sort; keeps start order
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(keys)))))
-    starts = _np(t["start"], 0)
-    ends = _np(t["end"], -1)
-    ends = np.where(ends < 0, starts, ends)
-    out = {}
-    for k, key in enumerate(keys):
-        rows = order[bounds[k] : bounds[k + 1]]
-        out[key] = Intervals(starts[rows], ends[rows], rows.astype(np.int64))
-    return out
-
-
 # --- building -------------------------------------------------------------------------
 
 
-def build_lanes(trace: Trace, progress: Progress | None = None) -> LaneSet:
-    """All lanes of a trace, GPU devices first, then processes and their threads."""
+def build_lanes(trace: Trace, progress: Progress | None = None, keep: bool = True) -> LaneSet:
+    """All lanes of a trace, GPU devices first, then processes and their threads.
+
+    The lane index built here is kept in the trace's cache entry, for a reopen; with
+    `keep=False` not yet: `LaneSet.keep_index` stores it later (a first screen need not
+    wait for the writes: 2.8 GiB at 20M kernels)."""
     split: dict[str, dict[tuple, Intervals]] = {}
+    unkept: dict[str, dict[tuple, Intervals]] = {}
     tables = [n for n in _SPECS if trace.has(n)]
     for i, name in enumerate(tables):
         if progress is not None:
@@ -328,13 +225,15 @@ def build_lanes(trace: Trace, progress: Progress | None = None) -> LaneSet:
         if restored is not None:
             split[name] = restored
             continue
-        codes = cached_key_codes(trace, name, cols)
         needed = list(dict.fromkeys(["start", "end", *cols, _SPECS[name][2]]))
-        split[name] = split_table(trace.table(name, needed), cols, codes)
-        lane_cache.store_split(trace, name, cols, split[name])
+        split[name] = split_table(trace.table(name, needed), cols)
+        if keep:
+            lane_cache.store_split(trace, name, cols, split[name])
+        else:
+            unkept[name] = split[name]
     names = {n: NameColumn(trace.table(n, [_SPECS[n][2]])[_SPECS[n][2]], n) for n in tables}
     rng = trace.time_range() or (0, 1)
-    ls = LaneSet([], [], int(rng[0]), int(rng[1]))
+    ls = LaneSet([], [], int(rng[0]), int(rng[1]), unkept=unkept)
     _gpu_groups(trace, ls, split, names)
     _cpu_groups(trace, ls, split, names)
     return ls

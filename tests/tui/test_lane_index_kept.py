@@ -1,0 +1,50 @@
+"""The viewer's first open draws from a lane index it has not written yet, and keeps it in
+the cache entry after the first frame: a reopen restores it (memory-mapped, read-only
+arrays) equal, array by array, to a build without any cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import nsys_report
+from tests.tui.pilot_helpers import ready, sync
+from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model.timeline.lanes import build_lanes
+from tuiperf.tui.app import TuiperfApp
+
+FIELDS = ("starts", "ends", "rows", "max_end", "u_start", "u_end", "cum_busy")
+
+
+def arrays(lanes) -> dict:  # type: ignore[no-untyped-def]
+    return {lane.key: [getattr(lane.iv, f) for f in FIELDS] for lane in lanes.lanes}
+
+
+@sync
+async def test_the_first_open_keeps_the_lane_index_for_a_reopen(tmp_path: Path):
+    report = nsys_report("vit_amp")  # overlapping kernels: a union is kept too
+    app = TuiperfApp(report, OpenOptions(cache_dir=tmp_path), name="vit_amp")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert app.lanes is not None
+        for _ in range(100):  # the store starts on a timer after the first frame
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if not app.lanes.unkept:
+                break
+        assert not app.lanes.unkept
+    kept = sorted(p.name for p in tmp_path.rglob("lane-*.arrow"))
+    assert "lane-index-kernels-pid-device-stream.arrow" in kept
+    assert "lane-index-api-pid-tid.arrow" in kept
+    fresh = arrays(build_lanes(open_trace(report, OpenOptions(use_cache=False))))
+    again = open_trace(report, OpenOptions(cache_dir=tmp_path))
+    assert again.meta.from_cache
+    restored = build_lanes(again)
+    got = arrays(restored)
+    assert got.keys() == fresh.keys()
+    for key in fresh:
+        for name, a, b in zip(FIELDS, fresh[key], got[key]):
+            np.testing.assert_array_equal(a, b, err_msg=f"{key} {name}")
+    # restored, not rebuilt: the arrays are the entry's read-only memory maps
+    assert all(not lane.iv.starts.flags.writeable for lane in restored.lanes if len(lane.iv))
