@@ -35,6 +35,8 @@ from tuiperf.tui.messages import (
     SelectionCleared,
     ViewportChanged,
 )
+from tuiperf.tui.run import run_app as run_until_quit
+from tuiperf.tui.run import waited_for
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.widgets import sample_lane, state_lane
 from tuiperf.tui.widgets.advice import AdvicePanel
@@ -146,6 +148,7 @@ class TuiperfApp(App[int]):
 
     # an unexpected exception while loading is a crash (exit 1), not a silent hang
     @work(thread=True, exclusive=True, name="load", exit_on_error=True)
+    @waited_for  # it stops once cancelled; its cleanup (a half-made entry) must run
     def load(self) -> None:
         worker = get_current_worker()
         last: list = [0.0, ""]
@@ -570,7 +573,7 @@ def run_app(
         show_traceback=bool(getattr(args, "debug", False)),
         **extra,
     )
-    rc = app.run(mouse=not getattr(args, "no_mouse", False))
+    rc = run_until_quit(app, mouse=not getattr(args, "no_mouse", False))
     return app_exit_code(app, rc)
 
 

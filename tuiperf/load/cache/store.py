@@ -176,6 +176,7 @@ class Cache:
                 if t.num_rows != rows:
                     raise ValueError(f"{name}: row count")
                 tables[name] = t
+            _sweep_files(d)
             return tables, manifest.get("meta", {})
         except FileNotFoundError:
             _close(self._held.pop(d.name, None))
@@ -341,6 +342,20 @@ class Cache:
             atomic_write_ipc(d / f"{name}.arrow", table, keep_chunks)
         except OSError:
             pass  # a derived result is an optimisation; never fail because of it
+
+
+def _sweep_files(entry: Path) -> None:
+    """Remove the files of writes into `entry` (details, derived results) that never
+    completed: `.tmp-<pid>-…` names whose process has gone (a viewer quits without waiting
+    for its background writes, tui/run.py)."""
+    for f in [*entry.glob(".tmp-*-*"), *(entry / "derived").glob(".tmp-*-*")]:
+        try:
+            pid = int(f.name.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if not _alive(pid):
+            with contextlib.suppress(OSError):
+                f.unlink()
 
 
 def _close(f: IO[bytes] | None) -> None:

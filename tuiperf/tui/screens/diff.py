@@ -36,6 +36,8 @@ from tuiperf.model.timeline.lanes import build_lanes
 from tuiperf.model.trace import Trace
 from tuiperf.tui.actions import bindings, for_scope
 from tuiperf.tui.glyphs import asciify, glyphs_for, wants_ascii
+from tuiperf.tui.run import run_app as run_until_quit
+from tuiperf.tui.run import waited_for
 from tuiperf.tui.screens.help import HelpScreen
 from tuiperf.tui.viewstate.diff import DiffView, lanes_to_show
 from tuiperf.tui.viewstate.matches import Matches
@@ -413,6 +415,7 @@ class DiffApp(App[int]):
         return asciify(text) if self.ascii_only else text
 
     @work(thread=True, exclusive=True, name="load", exit_on_error=True)
+    @waited_for  # it stops once cancelled; its cleanup (a half-made entry) must run
     def load(self) -> None:
         names = (self.paths[0].name, self.paths[1].name)
         last = [0.0]
@@ -489,7 +492,7 @@ def run_diff(before: Path, after: Path, args: argparse.Namespace, opts: OpenOpti
         ascii_only=wants_ascii(getattr(args, "ascii", False)),
         show_traceback=bool(getattr(args, "debug", False)),
     )
-    rc = app.run(mouse=not getattr(args, "no_mouse", False))
+    rc = run_until_quit(app, mouse=not getattr(args, "no_mouse", False))
     return exit_code(app, rc)
 
 

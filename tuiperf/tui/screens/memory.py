@@ -33,6 +33,8 @@ from tuiperf.model.trace import Trace
 from tuiperf.report import memory_pane as P
 from tuiperf.tui.actions import bindings
 from tuiperf.tui.glyphs import asciify, wants_ascii
+from tuiperf.tui.run import run_app as run_until_quit
+from tuiperf.tui.run import waited_for
 from tuiperf.tui.widgets.scrollbars import ascii_scrollbars
 
 #: the timeline rule that finds cudaMalloc/cudaFree inside steady steps (as `tuiperf memory`)
@@ -244,6 +246,7 @@ class MemoryApp(App[int]):
         self.load()
 
     @work(thread=True, exclusive=True, name="load", exit_on_error=True)
+    @waited_for  # it stops once cancelled; its cleanup (a half-made entry) must run
     def load(self) -> None:
         from tuiperf.analysis.gpumem.run import memory_report
         from tuiperf.load.gpumem.snapshot import load_snapshot
@@ -286,7 +289,7 @@ def run_memory(path: Path, args: argparse.Namespace, opts: OpenOptions) -> int:
     del opts  # a snapshot is not cached
     app = MemoryApp(path, wants_ascii(getattr(args, "ascii", False)),
                     bool(getattr(args, "debug", False)))  # fmt: skip
-    rc = app.run(mouse=not getattr(args, "no_mouse", False))
+    rc = run_until_quit(app, mouse=not getattr(args, "no_mouse", False))
     if app.error is not None:
         raise app.error
     crash: BaseException | None = app._exception
