@@ -37,22 +37,17 @@ def main() -> None:
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE.parent)}
     report = args.report.resolve()
     caches = {label: (args.cache_dir / label).resolve() for label in trees}
-    for label, path in trees.items():  # the cache entry, once (each tree's schema may differ)
+    for label, path in trees.items():  # the cache entry and its lane index, once (each
+        # tree's schema may differ; the viewer keeps the index only after its first frame,
+        # and the runs below are stopped at that frame)
+        make = (
+            "import sys; from pathlib import Path; "
+            "from tuiperf.load.open import OpenOptions, open_trace; "
+            "from tuiperf.model.timeline.lanes import build_lanes; "
+            "build_lanes(open_trace(Path(sys.argv[1]), OpenOptions(cache_dir=Path(sys.argv[2]))))"
+        )
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "tuiperf",
-                "summary",
-                str(report),
-                "-q",
-                "--cache-dir",
-                str(caches[label]),
-                "-r",
-                "cuda_gpu_kern_sum",
-                "--format",
-                "csv",
-            ],
+            [sys.executable, "-c", make, str(report), str(caches[label])],
             cwd=path,
             check=True,
             stdout=subprocess.DEVNULL,

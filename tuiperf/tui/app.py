@@ -261,6 +261,8 @@ class TuiperfApp(App[int]):
             ncu_screen.linked(self, self.ncu_link, len(self.ncu))
         # the events table, once the first timeline frame is on screen
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
+        # the lane index built for this screen, into the cache entry for a reopen
+        self.call_after_refresh(lambda: self._keep_lane_index(trace, lanes))
         # resolve event names for zoomed-in boxes once the first screen is up
         # and convert the detail columns left for later (grid, block, registers, ...)
         self.set_timer(0.5, lambda: self._warm_names(trace, lanes))
@@ -325,9 +327,13 @@ class TuiperfApp(App[int]):
         timeline.show_time(t, lanes[0] if lanes else None)
         timeline.focus()
 
+    @work(thread=True, name="lane-index", exit_on_error=False)
+    @waited_for  # a quit soon after the first screen waits: else the next open splits again
+    def _keep_lane_index(self, trace: Trace, lanes: LaneSet) -> None:
+        lanes.keep_index(trace)
+
     @work(thread=True, name="warm-names", exit_on_error=False)
     def _warm_names(self, trace: Trace, lanes: LaneSet) -> None:
-        lanes.keep_index(trace)  # a lane index built for this first screen, for a reopen
         lanes.warm_names()
         # a failure here (the report changed meanwhile) is reported by the view that
         # needs the columns, on its own use
