@@ -70,6 +70,7 @@ mutation: $(STAMP_DEV)
 .PHONY: bench-scale
 bench-scale: $(STAMP_DEV)
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/ranks_scale.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
