@@ -48,3 +48,34 @@ async def test_the_first_open_keeps_the_lane_index_for_a_reopen(tmp_path: Path):
             np.testing.assert_array_equal(a, b, err_msg=f"{key} {name}")
     # restored, not rebuilt: the arrays are the entry's read-only memory maps
     assert all(not lane.iv.starts.flags.writeable for lane in restored.lanes if len(lane.iv))
+
+
+@sync
+async def test_the_header_says_what_converts_in_the_background(tmp_path: Path, monkeypatch):
+    """A cold open: the lane index's write and the detail columns' conversion are named in
+    the header while they run, in order, and gone once done."""
+    seen: list[tuple[str, str | None]] = []
+    real = TuiperfApp._set_background
+
+    def record(self, job, what):  # type: ignore[no-untyped-def]
+        seen.append((job, what))
+        real(self, job, what)
+
+    monkeypatch.setattr(TuiperfApp, "_set_background", record)
+    app = TuiperfApp(nsys_report("vit_amp"), OpenOptions(cache_dir=tmp_path), name="vit_amp")
+    async with app.run_test(size=(200, 40)) as pilot:
+        await ready(pilot)
+        for _ in range(100):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if not app.background and app.trace is not None and not app.trace.pending:
+                break
+        header = str(app.query_one("ReportHeader").render())
+    assert ("lane-index", "writing the lane index") in seen
+    assert seen.index(("lane-index", "writing the lane index")) < seen.index(("lane-index", None))
+    for table in ("api", "kernels"):  # each said while it converted, then no more
+        said = (f"details:{table}", f"converting {table} details")
+        assert said in seen
+        assert seen.index(said) < seen.index((f"details:{table}", None))
+    assert "converted, now cached" in header and "…" not in header
+    assert not app.background

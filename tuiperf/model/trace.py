@@ -53,6 +53,9 @@ class Trace:
     cache_key: Any = None
     #: name -> loader of that table's detail columns, converted on first use
     pending: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
+    #: told when a table's detail columns start (True) and stop (False) converting, from
+    #: the thread that converts them (the viewer says so in its header)
+    on_details: Callable[[str, bool], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def table(self, name: str, columns: list[str] | None = None) -> pa.Table:
@@ -72,13 +75,23 @@ class Trace:
         with self._lock:
             loader = self.pending.get(name)
             if loader is not None:
-                details = loader()
+                details = self._load_details(name, loader)
                 core = self.tables[name]
                 if details.num_rows != core.num_rows:
                     raise ValueError(f"{name}: detail rows do not match the table")
                 self.tables[name] = schema.merge_details(name, core, details)
                 del self.pending[name]
             return self.tables[name]
+
+    def _load_details(self, name: str, loader: Callable[[], pa.Table]) -> pa.Table:
+        tell = self.on_details
+        if tell is not None:
+            tell(name, True)
+        try:
+            return loader()
+        finally:
+            if tell is not None:
+                tell(name, False)
 
     def complete_all(self) -> None:
         """Convert every deferred detail column now (e.g. before writing the tables out)."""

@@ -115,6 +115,9 @@ class TuiperfApp(App[int]):
         #: what the memory pane says until then (or instead)
         self.memory: Any = None
         self.memory_note = "Reading the report's GPU memory events …"
+        #: what converts or writes in the background after the first frame (job -> what
+        #: the header says of it while it runs)
+        self.background: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield ReportHeader(id="header")
@@ -261,6 +264,11 @@ class TuiperfApp(App[int]):
             ncu_screen.linked(self, self.ncu_link, len(self.ncu))
         # the events table, once the first timeline frame is on screen
         self.call_after_refresh(lambda: self.query_one(EventsPane).start(trace))
+        # detail columns converting in any worker (this one's, or a view's that needs them)
+        # are named in the header while they do
+        trace.on_details = lambda name, started: self._busy(
+            f"details:{name}", f"converting {name} details" if started else None
+        )
         # the lane index built for this screen, into the cache entry for a reopen
         self.call_after_refresh(lambda: self._keep_lane_index(trace, lanes))
         # resolve event names for zoomed-in boxes once the first screen is up
@@ -330,7 +338,28 @@ class TuiperfApp(App[int]):
     @work(thread=True, name="lane-index", exit_on_error=False)
     @waited_for  # a quit soon after the first screen waits: else the next open splits again
     def _keep_lane_index(self, trace: Trace, lanes: LaneSet) -> None:
-        lanes.keep_index(trace)
+        if not lanes.unkept:
+            return
+        self._busy("lane-index", "writing the lane index")
+        try:
+            lanes.keep_index(trace)
+        finally:
+            self._busy("lane-index", None)
+
+    def _busy(self, job: str, what: str | None) -> None:
+        """From a worker: the header says what runs in the background (None: done)."""
+        with contextlib.suppress(Exception):  # the app may be closing
+            self.call_from_thread(self._set_background, job, what)
+
+    def _set_background(self, job: str, what: str | None) -> None:
+        if what is None:
+            self.background.pop(job, None)
+        else:
+            self.background[job] = what
+        if self.trace is not None:
+            header = self.query_one(ReportHeader)
+            header.show_trace(self.report_name, self.trace, self.ascii_only,
+                              busy=list(self.background.values()))  # fmt: skip
 
     @work(thread=True, name="warm-names", exit_on_error=False)
     def _warm_names(self, trace: Trace, lanes: LaneSet) -> None:

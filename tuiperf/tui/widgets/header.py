@@ -16,11 +16,16 @@ class ReportHeader(Static):
     def show_loading(self, name: str, phase: str) -> None:
         self.update(Text.assemble((f" {clean(name)} ", "bold"), (f" loading: {phase}", "dim")))
 
-    def show_trace(self, name: str, trace: Trace, ascii_only: bool = False) -> None:
-        self.update(header_text(name, trace, ascii_only))
+    def show_trace(
+        self, name: str, trace: Trace, ascii_only: bool = False, busy: list[str] | None = None
+    ) -> None:
+        self.update(header_text(name, trace, ascii_only, busy or []))
 
 
-def header_text(name: str, trace: Trace, ascii_only: bool = False) -> Text:
+def header_text(
+    name: str, trace: Trace, ascii_only: bool = False, busy: list[str] | None = None
+) -> Text:
+    """`busy`: what converts or writes in the background now (said after the cache state)."""
     dot = " | " if ascii_only else " · "
     parts = [(f" {clean(name)}", "bold")]
     devices = trace.table("devices")
@@ -43,6 +48,9 @@ def header_text(name: str, trace: Trace, ascii_only: bool = False) -> Text:
         )
     state = cache_state(trace)
     parts.append((f"{dot}{state}", "dim"))
+    if busy:
+        more = "..." if ascii_only else "…"
+        parts.append((f"{dot}{', '.join(busy)}{more}", "yellow"))
     return Text.assemble(*parts, no_wrap=True, overflow="ellipsis")
 
 
