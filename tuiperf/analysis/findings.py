@@ -164,7 +164,9 @@ class Finding:
         elif self.kernels and not self.kernel:
             self.kernel = self.kernels[0]
 
-    def to_json(self, max_rows: int | None = None) -> dict[str, Any]:
+    def to_json(self, max_rows: int | None = None, evidence: bool = True) -> dict[str, Any]:
+        """The finding as JSON-able data; `evidence=False` leaves the rows out (an empty
+        list), for a caller that writes them itself (report.findings, row by row)."""
         ev = self.evidence.rows
         if max_rows is not None:
             ev = ev.slice(0, max_rows)
@@ -180,7 +182,7 @@ class Finding:
             "kernel": self.kernel,
             "kernels": list(self.kernels),
             "count": self.count,
-            "evidence": ev.to_pylist(),
+            "evidence": ev.to_pylist() if evidence else [],
             "est_saving_ns": self.est_saving_ns,
             "est_saving_pct": self.est_saving_pct,
             "own_saving_ns": self.own_saving_ns,

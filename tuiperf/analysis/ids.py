@@ -56,7 +56,11 @@ def row_id(table: str | None, row: int | None, start: int | None, dur: int | Non
 
 def evidence_ids(ev: Evidence) -> list[str]:
     """One id per evidence row ('' for a row that is neither an event nor a time span)."""
-    t = ev.rows
+    return table_ids(ev.rows)
+
+
+def table_ids(t: pa.Table) -> list[str]:
+    """`evidence_ids` of evidence rows as a table (any slice of them)."""
     cols = [t[c].to_pylist() if c in t.column_names else [None] * t.num_rows
             for c in ("table", "row", "start_ns", "duration_ns")]  # fmt: skip
     return [row_id(*r) for r in zip(*cols, strict=True)]
@@ -69,7 +73,7 @@ def finding_ids(findings: list[Finding]) -> list[str]:
     for f in findings:
         fid = f.rule
         if times[f.rule] > 1:
-            first = evidence_ids(f.evidence)[:1] if len(f.evidence) else []
+            first = table_ids(f.evidence.rows.slice(0, 1))
             fid += "@" + (first[0] if first and first[0] else _slug(f.scope.text()))
         n, base = 2, fid
         while fid in out:  # two findings of one content: numbered in order

@@ -5,8 +5,10 @@ printed as plain text, never as Rich markup; Markdown escapes its own specials."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, TextIO
 
+import pyarrow as pa
 from rich.console import Console, Group
 from rich.padding import Padding
 from rich.table import Table
@@ -322,15 +324,42 @@ def _md_finding(i: int, f: Finding, fid: str, rows: int, basis: str = "") -> str
 # -- json --------------------------------------------------------------------------------
 def json_findings(result: AnalysisResult, rows: int | None = None) -> list[dict[str, Any]]:
     """Each finding's JSON with its stable `id` first, and an `id` on every evidence row."""
-    from tuiperf.analysis.ids import evidence_ids, finding_ids
+    from tuiperf.analysis.ids import finding_ids
 
     out = []
     for f, fid in zip(result.findings, finding_ids(result.findings), strict=True):
-        j = {"id": fid, **f.to_json(max_rows=rows)}
-        eids = evidence_ids(f.evidence)
-        j["evidence"] = [{"id": e, **r} for e, r in zip(eids, j["evidence"], strict=False)]
+        j = {"id": fid, **f.to_json(max_rows=rows, evidence=False)}
+        ev = f.evidence.rows
+        j["evidence"] = EvidenceRows(ev if rows is None else ev.slice(0, rows))
         out.append(j)
     return out
+
+
+class EvidenceRows(list):
+    """Evidence rows as a list that JSON encodes row by row: each row `{"id": …, …}` is
+    made while it is written, a batch at a time (a finding of 1M rows held 1M dicts, and
+    `analyze --format json` of a real 1M-kernel capture peaked at 2.3 GiB). Only for
+    encoding: its length and iteration are the rows', indexing is a plain list's."""
+
+    BATCH = 4096
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__()
+        self.table = table
+
+    def __len__(self) -> int:
+        return int(self.table.num_rows)
+
+    def __bool__(self) -> bool:
+        return self.table.num_rows > 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        from tuiperf.analysis.ids import table_ids
+
+        for start in range(0, self.table.num_rows, self.BATCH):
+            part = self.table.slice(start, self.BATCH)
+            for e, r in zip(table_ids(part), part.to_pylist(), strict=True):
+                yield {"id": e, **r}
 
 
 def json_result(result: AnalysisResult, rows: int | None = None) -> dict[str, Any]:
