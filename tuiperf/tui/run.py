@@ -73,7 +73,9 @@ def run_app(app: App[Any], mouse: bool, headless: bool = False) -> Any:
     loop = asyncio.new_event_loop()
     loop.set_default_executor(_DaemonExecutor())
     try:
-        return app.run(mouse=mouse, headless=headless, loop=loop)
+        if headless:  # only when asked: a test's own run() may add it itself
+            return app.run(mouse=mouse, loop=loop, headless=True)
+        return app.run(mouse=mouse, loop=loop)
     finally:
         loop.close()
         with _lock:
