@@ -40,12 +40,13 @@ FIXTURES = ("vit_range", "cnn_osrt", "lstm", "vit_amp")
 NOTES = [
     "## Reading it",
     "",
-    "- 'Before and after': before = e08a4e0. The detail columns (`<table>.details.arrow`: "
-    "launch configuration, context, mangled names, API kinds) are now stored in the "
-    "narrowest integer or dictionary index type their values fit and widened back to the "
-    "canonical types when first used (tuiperf/load/cache/narrow.py): they are read after "
-    "the first screen, so the widening copy never delays it. `convert` (every column in one "
-    "pass) now keeps them apart the same way, so both routes give the same entry.",
+    "- 'Before and after': before = 0f63874 (the detail columns narrow, uncompressed), "
+    "after = the same narrow columns compressed with ZSTD in batches of 1M rows "
+    "(`store.DETAILS_CODEC`). Detail columns are read whole and widened to the canonical "
+    "types on first use anyway (tuiperf/load/cache/narrow.py: never memory-mapped in place), "
+    "so decompressing them costs no mapping; the writer holds one batch's compression "
+    "buffers (the +30-80 MiB of peak RSS of the details and `convert` runs). Earlier, "
+    "e08a4e0 → 0f63874: the narrowing itself (details 1.40× → 1.15× of big_real).",
     "- What is left is the core columns (memory-mapped as is, the first screen's): int64 "
     "start, end, duration, pid, tid, stream, correlation_id, int32 dictionary indices. In "
     "their narrowest types (per table below) the entry would be under 1×; that changes the "

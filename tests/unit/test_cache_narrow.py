@@ -139,3 +139,28 @@ def test_convert_keeps_details_apart_and_narrow(nsys_dir: Path, tmp_path: Path):
         want = sorted(r[0] for r in db.execute("SELECT gridX FROM CUPTI_ACTIVITY_KIND_KERNEL"))
         assert sorted(k["grid_x"].to_pylist()) == want
     db.close()
+
+
+@pytest.mark.parametrize("defer", [True, False], ids=["first-open", "convert"])
+def test_details_files_are_compressed_and_read_back_exact(
+    nsys_dir: Path, tmp_path: Path, defer: bool
+):
+    """Both writers of a details file (the first open's later conversion, and `convert`)
+    compress it: far fewer bytes than its narrow columns take in memory; read back, every
+    column equals a conversion without the cache."""
+    from tuiperf.load.cache import store
+
+    assert store.DETAILS_CODEC == "zstd"
+    path = nsys_dir / "vit_range.sqlite"
+    trace = open_trace(path, OpenOptions(cache_dir=tmp_path, defer_details=defer))
+    trace.complete_all()
+    entry = Path(trace.meta.cache_path or "")
+    for name in ("kernels", "api"):
+        f = entry / f"{name}.details.arrow"
+        stored = ipc.open_file(pa.memory_map(str(f))).read_all()
+        assert f.stat().st_size < stored.nbytes / 2, name
+    plain = open_trace(path, OpenOptions(use_cache=False))
+    again = open_trace(path, OpenOptions(cache_dir=tmp_path))
+    assert again.meta.from_cache
+    for name in ("kernels", "api"):
+        assert again.table(name).equals(plain.table(name)), name

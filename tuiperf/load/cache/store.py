@@ -39,31 +39,44 @@ def read_ipc(path: Path) -> pa.Table:
     return ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
+#: rows per record batch of a compressed file: the writer holds a compression buffer as big
+#: as a batch's columns, so one batch per table would add the table's size to the peak
+_COMPRESSED_BATCH_ROWS = 1 << 20
+
+
 def write_ipc(
     path: Path, table: pa.Table, compression: str | None = None, keep_chunks: bool = False
 ) -> None:
     """One record batch per table, so a memory-mapped column is one contiguous array; with
     `keep_chunks`, one per chunk of the table as it is (no copy into one buffer: a reader
-    that slices by chunk, like the lane index, still reads each chunk without a copy)."""
+    that slices by chunk, like the lane index, still reads each chunk without a copy).
+    Compressed (read whole, never mapped in place): batches of 1M rows."""
     opts = ipc.IpcWriteOptions(compression=compression)
-    if keep_chunks:
-        sink = pa.PythonFile(FileSink(path), mode="w")
-        with sink, ipc.new_file(sink, table.schema, options=opts) as w:
-            for batch in table.to_batches():
-                w.write_batch(batch)
-        return
-    table = table.combine_chunks()
+    if not keep_chunks:
+        table = table.combine_chunks()
+    rows = _COMPRESSED_BATCH_ROWS if compression else max(table.num_rows, 1)
     sink = pa.PythonFile(FileSink(path), mode="w")
     with sink, ipc.new_file(sink, table.schema, options=opts) as w:
-        w.write_table(table, max_chunksize=max(table.num_rows, 1))
+        if keep_chunks:
+            for batch in table.to_batches():
+                w.write_batch(batch)
+        else:
+            w.write_table(table, max_chunksize=rows)
 
 
-def atomic_write_ipc(path: Path, table: pa.Table, keep_chunks: bool = False) -> None:
+#: how detail columns are stored: compressed (they are read whole and widened on first use,
+#: never memory-mapped in place; bench/cache_size.md), when this pyarrow has the codec
+DETAILS_CODEC = "zstd" if pa.Codec.is_available("zstd") else None
+
+
+def atomic_write_ipc(
+    path: Path, table: pa.Table, keep_chunks: bool = False, compression: str | None = None
+) -> None:
     # a fresh name, created by the writer itself: the file gets the umask's mode like the
     # rest of the entry (mkstemp would make it 0600)
     tmp = path.parent / f".tmp-{os.getpid()}-{secrets.token_hex(8)}.arrow"
     try:
-        write_ipc(tmp, table, keep_chunks=keep_chunks)
+        write_ipc(tmp, table, compression, keep_chunks)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -96,7 +109,8 @@ class EntryWriter:
             _drop_spilled(table)
             detail = [c for c in schema.DETAIL_COLUMNS.get(name, ()) if self.split_details]
             if detail and set(detail) <= set(table.column_names):
-                write_ipc(self.folder / f"{name}.details.arrow", narrow_details(table, detail))
+                details = narrow_details(table, detail)
+                write_ipc(self.folder / f"{name}.details.arrow", details, DETAILS_CODEC)
                 _drop_spilled(table)
                 table = table.drop_columns(detail)
                 self._split.append(name)
@@ -318,7 +332,7 @@ class Cache:
         memory for this session and are converted next time."""
         stored = narrow_details(table, [c for c in table.column_names if c != "start"])
         with contextlib.suppress(OSError):
-            atomic_write_ipc(self.details_path(key, name), stored)
+            atomic_write_ipc(self.details_path(key, name), stored, compression=DETAILS_CODEC)
             self.keep_under_cap()
 
     # derived results --------------------------------------------------------
