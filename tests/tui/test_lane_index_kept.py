@@ -34,6 +34,11 @@ async def test_the_first_open_keeps_the_lane_index_for_a_reopen(tmp_path: Path):
             if not app.lanes.unkept:
                 break
         assert not app.lanes.unkept
+        # the viewer's own lanes now draw from the stored arrays (memory-mapped, read-only),
+        # equal to what it built
+        session = arrays(app.lanes)
+        mapped = [ln for ln in app.lanes.lanes if ln.table in ("kernels", "api") and len(ln.iv)]
+        assert mapped and all(not ln.iv.starts.flags.writeable for ln in mapped)
     kept = sorted(p.name for p in tmp_path.rglob("lane-*.arrow"))
     assert "lane-index-kernels-pid-device-stream.arrow" in kept
     assert "lane-index-api-pid-tid.arrow" in kept
@@ -46,6 +51,9 @@ async def test_the_first_open_keeps_the_lane_index_for_a_reopen(tmp_path: Path):
     for key in fresh:
         for name, a, b in zip(FIELDS, fresh[key], got[key]):
             np.testing.assert_array_equal(a, b, err_msg=f"{key} {name}")
+    for key in fresh:
+        for name, a, b in zip(FIELDS, fresh[key], session[key]):
+            np.testing.assert_array_equal(a, b, err_msg=f"session {key} {name}")
     # restored, not rebuilt: the arrays are the entry's read-only memory maps
     assert all(not lane.iv.starts.flags.writeable for lane in restored.lanes if len(lane.iv))
 

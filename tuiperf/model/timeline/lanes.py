@@ -145,10 +145,23 @@ class LaneSet:
 
     def keep_index(self, trace: Trace) -> None:
         """Store the lane index built by `build_lanes(keep=False)` in the cache entry, so a
-        reopen restores it (meant for a worker thread once the first frame is drawn)."""
+        reopen restores it (meant for a worker thread once the first frame is drawn).
+
+        Once a table's index is stored, its lanes draw from the stored (memory-mapped) arrays
+        instead of the ones built in memory, whose memory goes back: equal arrays, so a
+        frame drawn during the swap shows the same (20.5M kernels: about 3 GiB freed)."""
         while self.unkept:
             name, split = self.unkept.popitem()
-            lane_cache.store_split(trace, name, _SPECS[name][1], split)
+            cols = _SPECS[name][1]
+            lane_cache.store_split(trace, name, cols, split)
+            stored = lane_cache.load_split(trace, name, cols)
+            if stored is None or stored.keys() != split.keys():
+                continue  # not kept (no cache, a failed write): the built arrays stay
+            key_of = {id(iv): key for key, iv in split.items()}
+            for lane in self.lanes:
+                key = key_of.get(id(lane.iv))
+                if key is not None:
+                    lane.iv = stored[key]
 
     def locate(self, trace: Trace, table: str, row: int) -> tuple[int, int] | None:
         """(lane index, position in lane) of row `row` of `table`, if it is drawn."""
