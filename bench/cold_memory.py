@@ -20,9 +20,10 @@ from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model.timeline.lanes import build_lanes
 
 
-def status() -> dict[str, int]:
+def status(pid: str = "self") -> dict[str, int]:
+    """VmHWM, RssAnon and RssFile of process `pid` in MiB (raises OSError once it is gone)."""
     out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, rest = line.partition(":")
         if key in ("VmHWM", "RssAnon", "RssFile"):
             out[key] = int(rest.split()[0]) // 1024

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import peers_tmux  # noqa: E402
-from scale import MARKER  # noqa: E402
+from scale import MARKER, keep_lane_index  # noqa: E402
 
 
 def main() -> None:
@@ -40,18 +39,7 @@ def main() -> None:
     for label, path in trees.items():  # the cache entry and its lane index, once (each
         # tree's schema may differ; the viewer keeps the index only after its first frame,
         # and the runs below are stopped at that frame)
-        make = (
-            "import sys; from pathlib import Path; "
-            "from tuiperf.load.open import OpenOptions, open_trace; "
-            "from tuiperf.model.timeline.lanes import build_lanes; "
-            "build_lanes(open_trace(Path(sys.argv[1]), OpenOptions(cache_dir=Path(sys.argv[2]))))"
-        )
-        subprocess.run(
-            [sys.executable, "-c", make, str(report), str(caches[label])],
-            cwd=path,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        keep_lane_index(report, str(caches[label]), Path(path))
     times: dict[str, list[float]] = {label: [] for label in trees}
     with tempfile.TemporaryDirectory() as work:
         for r in range(args.rounds):

@@ -43,7 +43,7 @@ class Run:
     rss_mib: float
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> Run:
+def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = REPO) -> Run:
     """Wall time and peak RSS of one child process (os.wait4 gives that child's rusage)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
@@ -51,7 +51,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> Run:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env={**os.environ, **(env or {})},
-        cwd=REPO,
+        cwd=cwd,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0

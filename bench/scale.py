@@ -27,16 +27,17 @@ TIMES = int(os.environ.get("TUIPERF_SCALE_TIMES", "8000"))
 MARKER = re.compile(r"/col")
 
 
-def keep_lane_index(path: Path, cache: str) -> None:
+def keep_lane_index(path: Path, cache: str, tree: Path = REPO) -> None:
     """The lane index into the cache entry, as the viewer keeps it after its first frame
-    (the timed runs are stopped at that frame, before their own write)."""
+    (the timed runs are stopped at that frame, before their own write); `tree`: the
+    checkout whose tuiperf makes it."""
     make = (
         "import sys; from pathlib import Path; "
         "from tuiperf.load.open import OpenOptions, open_trace; "
         "from tuiperf.model.timeline.lanes import build_lanes; "
         "build_lanes(open_trace(Path(sys.argv[1]), OpenOptions(cache_dir=Path(sys.argv[2]))))"
     )
-    timed([sys.executable, "-c", make, str(path), cache])
+    timed([sys.executable, "-c", make, str(path), cache], cwd=tree)
 
 
 def screen(path: Path, cache: str) -> tuple[float | None, float | None]:

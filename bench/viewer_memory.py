@@ -15,18 +15,16 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cold_memory import status
+
 
 def rss(pid: int) -> dict[str, int] | None:
     try:
-        text = Path(f"/proc/{pid}/status").read_text()
+        return status(str(pid))
     except OSError:
         return None
-    out = {}
-    for line in text.splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("RssAnon", "RssFile", "VmHWM"):
-            out[key] = int(rest.split()[0]) // 1024
-    return out
 
 
 def tmux(*args: str) -> str:

@@ -31,11 +31,12 @@ class _Busy(App[int]):
         self.started.wait(10)
         self.exit(7)
 
-    @work(thread=True)
-    def _job(self) -> None:
+    def _wait(self) -> None:
         self.started.set()
         self.release.wait(30)
         self.finished.set()
+
+    _job = work(thread=True)(_wait)
 
 
 def test_quit_returns_while_a_thread_worker_still_runs():
@@ -52,12 +53,7 @@ def test_quit_returns_while_a_thread_worker_still_runs():
 class _Loading(_Busy):
     """The same, its job marked as one to wait for (a loader, with cleanup to do)."""
 
-    @work(thread=True)
-    @waited_for
-    def _job(self) -> None:
-        self.started.set()
-        self.release.wait(30)
-        self.finished.set()
+    _job = work(thread=True)(waited_for(_Busy._wait))
 
 
 def test_quit_waits_for_a_job_marked_waited_for():
