@@ -64,10 +64,12 @@ def test_json_is_a_list_of_findings_with_all_evidence() -> None:
         "source",
         "profiled_ns",
         "saving_basis",
+        "sample",
         "budget",
         "findings",
         "unlinked_ncu_findings",
     }
+    assert doc["sample"] is None  # a small report is analysed whole
     data = doc["findings"]
     assert isinstance(data, list) and data
     for f in data:

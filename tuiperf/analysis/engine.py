@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tuiperf.analysis import sample
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.findings import (
     SOURCE_NCU,
@@ -34,6 +35,9 @@ class AnalyzeOptions:
     nsys: nsys_rules.NsysOptions = field(default_factory=nsys_rules.NsysOptions)
     #: run only these rule ids (None: all)
     only: frozenset[str] | None = None
+    #: a report with more events is analysed over a sample of its run (analysis.sample);
+    #: 0: always whole
+    max_events: int = sample.DEFAULT_MAX_EVENTS
 
 
 def all_rule_ids() -> list[str]:
@@ -55,7 +59,10 @@ def analyze(
     opts = options or AnalyzeOptions()
     findings: list[Finding] = []
     checks: list[RuleCheck] = []
+    trace, part = _sampled(trace, opts.max_events)
     ctx = Ctx(trace) if trace is not None else None
+    if ctx is not None and part is not None:
+        ctx.profiled_ns = part[0].span_ns
     if ctx is not None:
         for rid, fn in nsys_rules.RULES.items():
             _run(rid, SOURCE_NSYS, lambda f=fn: f(ctx, opts.nsys), opts, findings, checks)
@@ -77,6 +84,9 @@ def analyze(
     )
     findings, unlinked = _apart_unlinked(findings, ctx is not None)
     budget = _budget(ctx, checks)
+    if part is not None:
+        _report_rows([*findings, *unlinked], part[1])
+        budget = sample.without_startup(budget)
     if budget is not None:
         from tuiperf.analysis.budget.savings import rank_by_budget
 
@@ -84,7 +94,40 @@ def analyze(
         ranked = rank_by_budget(findings, budget, unexplained=gaps)
     else:
         ranked = rank(findings, profiled)
-    return AnalysisResult(ranked, checks, profiled, source, budget, unlinked, trace is None)
+    result = AnalysisResult(ranked, checks, profiled, source, budget, unlinked, trace is None)
+    result.sample = part[0] if part is not None else None
+    return result
+
+
+def _sampled(
+    trace: Trace | None, max_events: int
+) -> tuple[Trace | None, tuple[sample.Sample, dict] | None]:
+    """The trace to analyse: a huge one's sample (analysis.sample), with what it is and the
+    report's row of each of its rows."""
+    if trace is None:
+        return None, None
+    chosen = sample.choose(trace, max_events, lambda: _step_starts(trace))
+    if chosen is None:
+        return trace, None
+    lo, hi, whole = chosen
+    cut, kept = sample.cut(trace, lo, hi)
+    part = sample.Sample(lo, hi, sample.n_events(trace), sample.n_events(cut), whole)
+    return cut, (part, kept)
+
+
+def _step_starts(trace: Trace) -> Any:
+    from tuiperf.analysis.budget.steps import from_ranges
+
+    steps = from_ranges(Ctx(trace))
+    return steps.starts if steps is not None else None
+
+
+def _report_rows(findings: list[Finding], kept: dict) -> None:
+    done: set[int] = set()  # findings may share evidence: map each once
+    for f in findings:
+        if id(f.evidence) not in done:
+            done.add(id(f.evidence))
+            f.evidence.rows = sample.report_rows(f.evidence.rows, kept)
 
 
 def _apart_unlinked(findings: list[Finding], timeline: bool) -> tuple[list, list]:

@@ -216,14 +216,19 @@ class AnalysisResult:
     unlinked: list[Finding] = field(default_factory=list)
     #: an Nsight Compute report alone: savings are shares of its kernels' summed duration
     ncu_only: bool = False
+    #: a huge report is analysed over a sample of its run (analysis.sample.Sample)
+    sample: Any = None
 
     @property
     def saving_basis(self) -> str:
         """What est_saving_pct is a share of."""
+        where = f", in {self.sample.text()}" if self.sample is not None else ""
         if self.budget is not None:
-            return f"steady-state step time ({fmt.plural(self.budget.n_steady, 'step')})"
+            return f"steady-state step time ({fmt.plural(self.budget.n_steady, 'step')}{where})"
         if self.ncu_only:
             return "the profiled kernels' summed duration"
+        if self.sample is not None:
+            return f"profiled time (no training steps found{where})"
         return "profiled time (no training steps found: the whole capture)"
 
     def worst(self) -> Severity | None:

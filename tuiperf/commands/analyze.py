@@ -84,6 +84,14 @@ def prepare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--util-chunks", type=int, default=30, help="gpu_time_util chunks, 1-1000 (default 30)"
     )
+    p.add_argument(
+        "--max-events",
+        type=int,
+        metavar="N",
+        help="a report with more events (kernels, copies, API calls, ranges, ...) is "
+        "analysed over a sample of its run: whole steps around its middle holding at most "
+        "N events (default 10,000,000: about 2.5 GiB); 0: always the whole report",
+    )
     p.add_argument("--width", type=width, metavar="COLS", help="text width (default: terminal)")
     p.add_argument("--ascii", action="store_true", help="ASCII severity marks")
     add_cache_args(p)
@@ -101,6 +109,8 @@ def _options(args: argparse.Namespace) -> AnalyzeOptions:
         raise UsageError("--max-chars applies to --format markdown")
     if args.max_chars is not None and args.max_chars < 1:
         raise UsageError("--max-chars must be 1 or more")
+    if args.max_events is not None and args.max_events < 0:
+        raise UsageError("--max-events must be 0 (the whole report) or more")
     only = None
     if args.rule:
         known = set(all_rule_ids())
@@ -109,7 +119,10 @@ def _options(args: argparse.Namespace) -> AnalyzeOptions:
             raise UsageError(f"unknown rule {bad[0]!r}; rules: {', '.join(sorted(known))}")
         only = frozenset(args.rule)
     nsys = NsysOptions(args.gap_ms, args.util_threshold, args.util_chunks)
-    return AnalyzeOptions(nsys=nsys, only=only)
+    opts = AnalyzeOptions(nsys=nsys, only=only)
+    if args.max_events is not None:
+        opts.max_events = args.max_events
+    return opts
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Trace | None, KernelMetrics | None]:

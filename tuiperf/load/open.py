@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -18,6 +19,9 @@ from tuiperf.load.cache.usage import cap_bytes
 from tuiperf.load.nsys import rep as nsys_rep
 from tuiperf.load.progress import OnProgress, Progress
 from tuiperf.model.trace import Trace, TraceMeta
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Sink = Callable[[str, pa.Table], None]
 #: a builder converts a source, handing each canonical table to the sink; returns the meta
@@ -138,7 +142,22 @@ def open_trace(path: Path, opts: OpenOptions | None = None) -> Trace:
     return trace
 
 
-def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> Callable[[], pa.Table]:
+class _Details:
+    """Detail columns of a table: all of them (called), or some rows' from the cache
+    entry (`rows`, None when the entry has none stored)."""
+
+    def __init__(self, trace: Trace, name: str, load: Callable[[], pa.Table]) -> None:
+        self.trace, self.name, self.load = trace, name, load
+
+    def __call__(self) -> pa.Table:
+        return self.load()
+
+    def rows(self, take: np.ndarray) -> pa.Table | None:
+        t = self.trace
+        return t.cache.load_details_rows(t.cache_key, self.name, t.tables[self.name].num_rows, take)
+
+
+def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> _Details:
     """Detail columns of `name`: from the cache entry, else converted from the source now."""
 
     def load() -> pa.Table:
@@ -164,7 +183,7 @@ def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> Callable[
         cache.store_details(key, name, t)
         return t
 
-    return load
+    return _Details(trace, name, load)
 
 
 def _through_cache(

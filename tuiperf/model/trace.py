@@ -5,11 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from tuiperf import schema
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -92,6 +95,17 @@ class Trace:
         finally:
             if tell is not None:
                 tell(name, False)
+
+    def rows_of(self, name: str, rows: np.ndarray) -> pa.Table:
+        """Rows `rows` (ascending) of table `name` with their detail columns; detail columns
+        not converted yet are read for these rows alone when the loader can (a cache entry
+        holds them), else converted for the whole table."""
+        loader = self.pending.get(name)
+        part = getattr(loader, "rows", None)
+        details = part(rows) if part is not None else None
+        if details is not None and details.num_rows == len(rows):
+            return schema.merge_details(name, self.tables[name].take(pa.array(rows)), details)
+        return self.table(name).take(pa.array(rows))
 
     def complete_all(self) -> None:
         """Convert every deferred detail column now (e.g. before writing the tables out)."""

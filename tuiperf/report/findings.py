@@ -368,6 +368,7 @@ def json_result(result: AnalysisResult, rows: int | None = None) -> dict[str, An
         "source": result.source,
         "profiled_ns": result.profiled_ns,
         "saving_basis": result.saving_basis,
+        "sample": None if result.sample is None else result.sample.to_json(),
         "budget": None if result.budget is None else result.budget.to_json(),
         "findings": json_findings(result, rows),
         "unlinked_ncu_findings": [f.to_json(max_rows=rows) for f in result.unlinked],

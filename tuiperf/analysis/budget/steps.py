@@ -113,7 +113,7 @@ NO_STEPS = Steps(np.zeros(0, np.int64), np.zeros(0, np.int64), [], "none")
 
 
 def find_steps(ctx: TraceCtx) -> Steps:
-    steps = _from_ranges(ctx)
+    steps = from_ranges(ctx)
     if steps is None:
         steps = _from_wrapper_forwards(ctx)
     if steps is None:
@@ -156,7 +156,7 @@ def _outermost(
     return p, t, np.array(keep)
 
 
-def _from_ranges(ctx: TraceCtx) -> Steps | None:
+def from_ranges(ctx: TraceCtx) -> Steps | None:
     nv = ctx.table("nvtx")
     if nv.num_rows == 0:
         return None

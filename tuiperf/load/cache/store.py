@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
@@ -322,6 +323,27 @@ class Cache:
         except (pa.ArrowException, KeyError):  # not what store_details writes: convert again
             with contextlib.suppress(OSError):
                 p.unlink()
+            return None
+
+    def load_details_rows(
+        self, key: CacheKey, name: str, rows: int, take: np.ndarray
+    ) -> pa.Table | None:
+        """The detail columns of rows `take` (ascending) of a table of `rows` rows, read a
+        stored batch at a time: the other rows are never widened (None: not stored)."""
+        try:
+            reader = ipc.open_file(pa.memory_map(str(self.details_path(key, name))))
+            parts, off = [], 0
+            for i in range(reader.num_record_batches):
+                batch = reader.get_batch(i)
+                a, b = np.searchsorted(take, [off, off + batch.num_rows])
+                if b > a:
+                    parts.append(batch.take(pa.array(take[a:b] - off)))
+                off += batch.num_rows
+            if off != rows:
+                return None
+            t = pa.Table.from_batches(parts, schema=reader.schema)
+            return narrow.widen(t, schema.TABLES[name])
+        except (OSError, pa.ArrowException, KeyError):
             return None
 
     def store_details(self, key: CacheKey, name: str, table: pa.Table) -> None:

@@ -226,17 +226,31 @@ class AdvicePanel(Vertical):
         return title, self._cards(index, self.hits)
 
     def _report_title(self, index: FindingIndex) -> str:
+        sampled = " · over a sample" if self._sample_note() else ""
         if not len(index):
-            return "Recommended fixes · none"
-        return f"Recommended fixes · {len(index)} ranked"
+            return f"Recommended fixes · none{sampled}"
+        return f"Recommended fixes · {len(index)} ranked{sampled}"
+
+    def _sample_note(self) -> list[Option]:
+        """What a huge report's analysis covered (analysis.sample), as the list's lead."""
+        result = self.state.result
+        part = result.sample if result is not None else None
+        if part is None:
+            return []
+        msg = (
+            f"Analysed over {part.text()}: the whole report is too big to analyse in "
+            "bounded memory (tuiperf analyze --max-events 0 analyses all of it)."
+        )
+        return [_note(self._text(msg, "dim"))]
 
     def _report_options(self, index: FindingIndex) -> list[Option]:
+        lead = self._sample_note()
         if not len(index):
             st = self.state
             ran = len(st.result.checks) if st.result is not None else 0
             msg = f"No findings: {ran} rules found nothing to fix in this report."
-            return [_note(self._text(msg, "dim"))]
-        return self._cards(index, index.ranked())
+            return [*lead, _note(self._text(msg, "dim"))]
+        return [*lead, *self._cards(index, index.ranked())]
 
     def _cards(self, index: FindingIndex, hits: list[Hit]) -> list[Option]:
         out: list[Option] = []
