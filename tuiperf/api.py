@@ -30,6 +30,7 @@ from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
 from tuiperf.analysis.engine import analyze as run_rules
 from tuiperf.analysis.findings import AnalysisResult, Finding, RuleCheck
 from tuiperf.analysis.rules.nsys import NsysOptions
+from tuiperf.analysis.sample import DEFAULT_MAX_EVENTS, Sample
 from tuiperf.errors import UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.ncu.open import open_ncu
@@ -156,6 +157,12 @@ class Analysis:
     def budget(self) -> Budget | None:
         budget: Budget | None = self.result.budget
         return budget
+
+    @property
+    def sample(self) -> Sample | None:
+        """The stretch of the run a huge report was analysed over (None: all of it)."""
+        part: Sample | None = self.result.sample
+        return part
 
     def __len__(self) -> int:
         return len(self.findings)
@@ -354,8 +361,10 @@ class Profile:
         gap_ms: int = 500,
         util_threshold: int = 50,
         util_chunks: int = 30,
+        max_events: int = DEFAULT_MAX_EVENTS,
     ) -> Analysis:
-        """The findings of `tuiperf analyze` (with the same options), best first."""
+        """The findings of `tuiperf analyze` (with the same options), best first. A report of
+        more than `max_events` events is analysed over a sample of its run (0: whole)."""
         only = None
         if rules is not None:
             known = set(all_rule_ids())
@@ -363,7 +372,9 @@ class Profile:
             if bad:
                 raise UsageError(f"unknown rule {bad[0]!r}; rules: {', '.join(sorted(known))}")
             only = frozenset(rules)
-        opts = AnalyzeOptions(NsysOptions(gap_ms, util_threshold, util_chunks), only)
+        if max_events < 0:
+            raise UsageError("max_events must be 0 (the whole report) or more")
+        opts = AnalyzeOptions(NsysOptions(gap_ms, util_threshold, util_chunks), only, max_events)
         return Analysis(run_rules(self.trace, self.ncu, opts))
 
     def memory(

@@ -159,6 +159,11 @@ def test_analyze_options(nsys_dir: Path) -> None:
     assert {f.rule for f in only} <= {"cpu_bound"}
     with pytest.raises(UsageError, match="unknown rule 'cpu'"):
         p.analyze(rules=["cpu"])
+    assert p.analyze().sample is None  # 9,200 events: whole
+    part = p.analyze(max_events=5000).sample
+    assert part is not None and part.total_events == 9200 and part.events < 9200
+    with pytest.raises(UsageError, match="max_events"):
+        p.analyze(max_events=-1)
 
 
 def test_to_pandas(nsys_dir: Path, reference_dir: Path) -> None:
