@@ -29,11 +29,6 @@ def run(report: Path, limit: str | None, cache: str | None) -> tuple[dict, float
         return json.loads(Path(out.name).read_text()), float(wall), int(kb) / 1024
 
 
-def parts(doc: dict) -> dict[str, float]:
-    b = doc["budget"]
-    return {k["part"]: k["pct"] for k in b["kinds"]} if b and "kinds" in b else {}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("report", type=Path)
@@ -48,9 +43,9 @@ def main() -> None:
     for key in ("step_ns", "steady_steps"):
         sb, wb = s["budget"] or {}, w["budget"] or {}
         print(f"| budget {key} | {sb.get(key)} | {wb.get(key)} |")
-    for f, g in zip(s["findings"], w["findings"], strict=False):
-        print(f"| #{s['findings'].index(f) + 1} {f['rule']} / {g['rule']} | "
-              f"{f['est_saving_pct']} % ({f['count']:,}) | {g['est_saving_pct']} % ({g['count']:,}) |")  # fmt: skip
+    for i, (f, g) in enumerate(zip(s["findings"], w["findings"], strict=False)):
+        cells = [f"{x['est_saving_pct']} % ({x['count']:,})" for x in (f, g)]
+        print(f"| #{i + 1} {f['rule']} / {g['rule']} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":
