@@ -54,6 +54,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_summary_golden.py", U + "test_groupstats.py", U + "test_oracle_stats.py"]),
     "roofline": ("tuiperf/analysis/ncu/roofline.py", [
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
+    "sample": ("tuiperf/analysis/sample.py", [U + "test_analysis_sample.py"]),
     "lane_split": ("tuiperf/model/timeline/lane_split.py", [
         U + "test_lane_index.py", U + "test_lanes.py"]),
     "lane_intervals": ("tuiperf/model/timeline/lane_intervals.py", [
