@@ -1,10 +1,11 @@
 """The viewer's memory after its first screen, while its background work runs.
 
-usage: .venv/bin/python bench/viewer_memory.py REPORT --cache-dir DIR [--seconds N]
+usage: .venv/bin/python bench/viewer_memory.py REPORT --cache-dir DIR [--seconds N] [--tree DIR]
 Starts `tuiperf REPORT --cache-dir DIR` in tmux (200×50) and samples the process's
 /proc/<pid>/status every 0.5 s for N seconds (default 180): RssAnon (its own memory) and
 RssFile (mapped cache pages), with what the header says it is doing. Prints the peaks and
-a line every 10 s; the viewer is stopped at the end (or when it exits by itself).
+a line every 10 s; the viewer is stopped at the end (or when it exits by itself). `--tree`:
+the checkout whose tuiperf runs (PYTHONPATH; default this one), for A/B rounds.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ def main() -> None:
     ap.add_argument("report", type=Path)
     ap.add_argument("--cache-dir", type=Path, required=True)
     ap.add_argument("--seconds", type=float, default=180.0)
+    ap.add_argument("--tree", type=Path)
     args = ap.parse_args()
     exe = Path(sys.executable).parent / "tuiperf"
-    cmd = f"exec {exe} {args.report.resolve()} --cache-dir {args.cache_dir.resolve()}"
+    env = f"env PYTHONPATH={args.tree.resolve()} " if args.tree is not None else ""
+    cmd = f"exec {env}{exe} {args.report.resolve()} --cache-dir {args.cache_dir.resolve()}"
     tmux("kill-session", "-t", "vmem")
     tmux("new-session", "-d", "-s", "vmem", "-x", "200", "-y", "50", cmd)
     time.sleep(1.0)

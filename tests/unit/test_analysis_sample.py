@@ -12,6 +12,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -84,8 +85,8 @@ def _api(rows: list[tuple[int, int, int, int]]) -> pa.Table:
     return schema.conform("api", cols, len(rows))
 
 
-def _gpu(rows: list[tuple[int, int | None, int, int, int]]) -> pa.Table:
-    """(start, end or None, device, pid, correlation id) rows of the kernels table."""
+def _gpu(rows: list[tuple[int, int | None, int, int | None, int | None]]) -> pa.Table:
+    """(start, end or None, device, pid, correlation id; None: unknown) kernel rows."""
     ends = [r[1] for r in rows]
     cols = {
         "start": pa.array([r[0] for r in rows], pa.int64()),
@@ -120,13 +121,43 @@ def test_the_sample_is_cut_at_step_starts_when_three_fall_in_it():
     assert sample.choose(t, 400, lambda: two) == (lo, hi, False)
 
 
+def test_sample_text_and_json():
+    cut = sample.Sample(1_000, 2_501_000, 100, 40, True)
+    assert cut.text() == (
+        "a sample of the run: 2.5 ms in its middle (cut at step starts), 40 of its 100 events"
+    )
+    assert "(cut by time)" in sample.Sample(0, 10, 100, 40, False).text()
+    assert cut.to_json() == {
+        "start_ns": 1_000, "end_ns": 2_501_000, "events": 40, "total_events": 100,
+        "whole_steps": True,
+    }  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 200), st.integers(0, 3))
+def test_the_sample_holds_nearly_the_limit_around_the_middle_event(ratio, skew):
+    # events spread over time (denser in the middle with skew), in two tables
+    n = 20_000
+    x = np.linspace(-1, 1, n)
+    t = np.sort((1e6 * (x + skew * x**3) / (1 + skew)).astype(np.int64)) + 5_000_000
+    half = n // 2
+    api = _api([(int(v), int(v) + 1, 1, i) for i, v in enumerate(t[:half])])
+    trace = trace_of(api=api, kernels=_gpu([(int(v), int(v) + 1, 0, 1, None) for v in t[half:]]))
+    limit = n // ratio
+    lo, hi, _ = sample.choose(trace, limit, lambda: None)
+    inside = int(((t >= lo) & (t < hi)).sum())
+    assert inside <= limit
+    assert lo <= np.sort(t)[n // 2] < hi  # the middle event
+    assert inside >= 0.85 * limit  # bins fine enough: the sample is nearly the limit
+
+
 # -- cutting ---------------------------------------------------------------------------
 
 
 def _kept_brute(gpu, api, lo, hi):
     """Row by row: overlaps [lo, hi) (a zero-length or open one: starts in it), or was
     launched by an API call of its own process that starts in it."""
-    launched = {(p, c) for s, _, p, c in api if lo <= s < hi}
+    launched = {(p, c) for s, _, p, c in api if lo <= s < hi}  # CUDA numbers each call
     out = []
     for i, (s, e, _, p, c) in enumerate(gpu):
         end = s if e is None or e < s else e
@@ -135,11 +166,11 @@ def _kept_brute(gpu, api, lo, hi):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.integers(0, 200), st.integers(0, 60), st.booleans(), st.integers(0, 1),
-                  st.integers(1, 2), st.integers(0, 30)),
+        st.tuples(st.integers(0, 300), st.integers(0, 60), st.booleans(), st.integers(0, 1),
+                  st.sampled_from([1, 2, None]), st.one_of(st.none(), st.integers(0, 30))),
         max_size=40,
     ),
     st.integers(0, 200),
@@ -147,11 +178,16 @@ def _kept_brute(gpu, api, lo, hi):
 )  # fmt: skip
 def test_cut_keeps_overlapping_and_launched_rows(raw, lo, span):
     hi = lo + span
-    api = [(c * 7, c * 7 + 3, p, c) for p in (1, 2) for c in range(31)]  # CUDA numbers each call
+    # each process numbers its calls in the order they start; process 2 calls later and
+    # more slowly than process 1, so the two launch the same ids at different times
+    api = [(c * 7, c * 7 + 3, 1, c) for c in range(31)]
+    api += [(40 + c * 9, 40 + c * 9 + 2, 2, c) for c in range(31)]
+    api.append((hi + 50, hi + 51, 1, 5))  # renumbered (another session): starts after
     gpu = [(s, None if open_ else s + d, dev, p, c) for s, d, open_, dev, p, c in raw]
     t = trace_of(kernels=_gpu(gpu), api=_api(api))
     cut, kept = sample.cut(t, lo, hi)
-    assert kept["kernels"].tolist() == _kept_brute(gpu, api, lo, hi)
+    ok = [(s, e, dev, p, c) for s, e, dev, p, c in gpu]
+    assert kept["kernels"].tolist() == _kept_brute(ok, api[:-1], lo, hi)
     assert cut.table("kernels")["start"].to_pylist() == [gpu[i][0] for i in kept["kernels"]]
     api_rows = [i for i, (s, e, _, _) in enumerate(api) if s < hi and (e > lo or s >= lo)]
     assert kept["api"].tolist() == api_rows
@@ -159,11 +195,46 @@ def test_cut_keeps_overlapping_and_launched_rows(raw, lo, span):
 
 def test_cut_reads_columns_a_slice_at_a_time(monkeypatch):
     monkeypatch.setattr(sample, "SLICE", 3)  # slices cut through the rows kept
-    gpu = [(s, s + 4, s % 2, 1, 100 + s) for s in range(0, 40, 2)]
+    # the CPU runs 15 ns ahead: ops launched in the window run after it; the window's
+    # calls are spread over several slices of the API table, some slices have none
+    gpu = [(s + 15, s + 19, s % 2, 1, 100 + s) for s in range(0, 40, 2)]
     api = [(s, s + 1, 1, 100 + s) for s in range(0, 40, 2)]
     t = trace_of(kernels=_gpu(gpu), api=_api(api))
     _, kept = sample.cut(t, 11, 23)
     assert kept["kernels"].tolist() == _kept_brute(gpu, api, 11, 23)
+    assert 100 + 12 in [gpu[i][4] for i in kept["kernels"]]  # launched at 12, runs at 27
+
+
+def test_cut_keeps_other_tables_whole_and_their_details():
+    from tuiperf.model.trace import Trace
+
+    gpu = [(s, s + 4, 0, 1, s) for s in range(0, 100, 10)]
+    k = _gpu(gpu)
+    core = k.drop_columns(["grid_x"])
+    calls = []
+
+    def details() -> pa.Table:
+        calls.append(1)
+        return k.set_column(k.schema.get_field_index("grid_x"), "grid_x",
+                            pa.array(range(10), pa.int32()))  # fmt: skip
+
+    devices = schema.conform("devices", {"device": pa.array([0], pa.int64())}, 1)
+    told = []
+    t = Trace({"kernels": core, "devices": devices}, trace_of().meta, pending={"kernels": details},
+              on_details=lambda name, on: told.append((name, on)))  # fmt: skip
+    cut, kept = sample.cut(t, 25, 55)
+    assert kept["kernels"].tolist() == [3, 4, 5]  # [20, 24) ends before the window
+    assert cut.table("devices").equals(devices) and "devices" not in kept
+    assert cut.table("kernels")["grid_x"].to_pylist() == [3, 4, 5]
+    assert calls == [1] and ("kernels", True) in told
+
+
+def test_report_rows_of_one_row_and_of_none():
+    kept = {"kernels": np.array([4, 9])}
+    one = pa.table({"table": ["kernels"], "row": pa.array([1], pa.int64())})
+    assert sample.report_rows(one, kept)["row"].to_pylist() == [9]
+    none = pa.table({"table": pa.array([], pa.string()), "row": pa.array([], pa.int64())})
+    assert sample.report_rows(none, kept).num_rows == 0
 
 
 def test_report_rows_point_back_at_the_report():
@@ -265,6 +336,17 @@ def test_cli_max_events(tmp_path):
     assert got["whole_steps"] and got["events"] < got["total_events"]
     whole = _tuiperf("analyze", path, "--max-events", "0", "-f", "json", *cache)
     assert json.loads(whole.stdout)["sample"] is None
+
+
+def test_without_startup_drops_only_the_start_up():
+    trace = open_trace(_cpu_bound(), OpenOptions(use_cache=False))
+    budget = analyze(trace).budget
+    assert budget.startup_labels and budget.main.startup is not None
+    plus = replace(budget, extra={**budget.extra, "startup_note": "x", "other": 1})
+    got = sample.without_startup(plus)
+    assert got.startup_labels == "" and all(d.startup is None for d in got.devices)
+    assert got.extra == {k: v for k, v in plus.extra.items() if k != "startup_note"}
+    assert got.main.steps == budget.main.steps and sample.without_startup(None) is None
 
 
 @pytest.mark.parametrize("limit", [1, 2])

@@ -13,7 +13,7 @@ sample never holds more than one full-length boolean mask per table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -88,7 +88,7 @@ def choose(
     bins = max(1024, -(-BINS_PER_LIMIT * total // max_events))
     width = max(-(-(t1 - t0 + 1) // bins), 1)
     counts = np.zeros(bins, np.int64)
-    for start in _starts(trace):
+    for start in _starts(trace, t0):
         counts += np.bincount((start - t0) // width, minlength=bins)
     b0, b1 = middle(counts, max_events)
     lo, hi = t0 + b0 * width, min(t0 + b1 * width, t1 + 1)
@@ -113,19 +113,13 @@ def middle(counts: np.ndarray, limit: int) -> tuple[int, int]:
     return b0, b1
 
 
-def _starts(trace: Trace):
+def _starts(trace: Trace, t0: int) -> Iterator[np.ndarray]:
+    """The event tables' starts, a slice at a time (a missing start counts at t0)."""
     for name in schema.EVENT_TABLES:
         t = trace.tables.get(name)
-        if t is None or t.num_rows == 0:
-            continue
-        col = t.column("start")
-        for off in range(0, t.num_rows, SLICE):
-            part = col.slice(off, SLICE)
-            yield (
-                part.to_numpy().astype(np.int64, copy=False)
-                if not part.null_count
-                else (part.drop_null().to_numpy().astype(np.int64, copy=False))
-            )
+        n = t.num_rows if t is not None else 0
+        for off in range(0, n, SLICE):
+            yield _ints(t.column("start").slice(off, SLICE), t0)  # type: ignore[union-attr]
 
 
 # -- cutting the trace ---------------------------------------------------------------
@@ -138,7 +132,7 @@ def cut(trace: Trace, lo: int, hi: int) -> tuple[Trace, dict[str, np.ndarray]]:
     tables: dict[str, pa.Table] = {}
     kept: dict[str, np.ndarray] = {}
     for name, t in trace.tables.items():
-        if name not in schema.EVENT_TABLES or "start" not in t.column_names:
+        if name not in schema.EVENT_TABLES:
             tables[name] = t
             continue
         rows = np.flatnonzero(_keep(t, lo, hi, launched if name in GPU_TABLES else {}))
@@ -158,14 +152,14 @@ def _details(trace: Trace, name: str, rows: np.ndarray) -> Callable[[], pa.Table
 def _ints(col: pa.ChunkedArray | pa.Array, missing: int) -> np.ndarray:
     if col.null_count:
         col = col.fill_null(missing)
-    return col.to_numpy().astype(np.int64, copy=False)
+    return np.asarray(col.to_numpy(), np.int64)
 
 
 def _launched_ids(trace: Trace, lo: int, hi: int) -> dict[int, tuple[int, int]]:
     """Per process, the correlation ids of the API calls that start in [lo, hi) (first,
     last): CUDA numbers a process's calls in the order they begin."""
     api = trace.tables.get("api")
-    if api is None or api.num_rows == 0 or "correlation_id" not in api.column_names:
+    if api is None:
         return {}
     out: dict[int, tuple[int, int]] = {}
     for off in range(0, api.num_rows, SLICE):
@@ -188,15 +182,13 @@ def _keep(t: pa.Table, lo: int, hi: int, launched: dict[int, tuple[int, int]]) -
     """Rows that overlap [lo, hi) (a zero-length or open one: starts in it), or whose
     launch call is in it (`launched`: per pid, the first and last correlation id)."""
     out = np.zeros(t.num_rows, bool)
-    has_end = "end" in t.column_names
-    by_launch = bool(launched) and {"pid", "correlation_id"} <= set(t.column_names)
     for off in range(0, t.num_rows, SLICE):
         part = t.slice(off, SLICE)
         start = _ints(part["start"], hi)
-        end = _ints(part["end"], -1) if has_end else np.full(len(start), -1, np.int64)
+        end = _ints(part["end"], -1)
         end = np.where(end < start, start, end)
         m = (start < hi) & ((end > lo) | (start >= lo))
-        if by_launch:
+        if launched:
             pid, corr = _ints(part["pid"], -1), _ints(part["correlation_id"], -1)
             for p, (a, b) in launched.items():
                 m |= (pid == p) & (corr >= a) & (corr <= b)
@@ -213,8 +205,7 @@ def report_rows(rows: pa.Table, kept: dict[str, np.ndarray]) -> pa.Table:
         return rows
     row = rows["row"]
     valid = row.is_valid().to_numpy(zero_copy_only=False)
-    out = _ints(row, 0)
-    out = np.array(out, copy=True)
+    out = np.array(_ints(row, 0))
     for name in pc.unique(rows["table"]).to_pylist():
         if name not in kept:
             continue

@@ -14,6 +14,7 @@ import pyarrow as pa
 from tuiperf.errors import BadReportError, MissingToolError, UsageError
 from tuiperf.load import detect as det
 from tuiperf.load import spill
+from tuiperf.load.cache import narrow
 from tuiperf.load.cache.store import Cache, CacheKey, read_ipc
 from tuiperf.load.cache.usage import cap_bytes
 from tuiperf.load.nsys import rep as nsys_rep
@@ -181,7 +182,7 @@ def _details_loader(trace: Trace, path: Path, kind: str, name: str) -> _Details:
         if t is None or t.num_rows != rows:
             raise BadReportError(f"{path}: {name} changed since it was converted; open it again")
         cache.store_details(key, name, t)
-        return t
+        return narrow.lazy_nulls(t)
 
     return _Details(trace, name, load)
 

@@ -10,8 +10,12 @@ on disk). Widening is exact: every value reads back as it was (bench/cache_size.
 
 from __future__ import annotations
 
+import mmap
+from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 
 #: narrow candidates, narrowest first, with their (inclusive) ranges
 _INTS = (
@@ -74,3 +78,44 @@ def _chunks(col: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
 
 def _bits(t: pa.DataType) -> int:
     return int(t.bit_width)
+
+
+def read_batches(path: Path) -> pa.Table:
+    """A (compressed) Arrow IPC file of detail columns, a record batch at a time; a
+    fixed-width column null in every row comes back on zero pages (`null_column`), not as
+    the rows × width bytes decompressing it would allocate."""
+    reader = ipc.open_file(pa.memory_map(str(path)))
+    fields = list(reader.schema)
+    chunks: list[list[pa.Array | int]] = [[] for _ in fields]  # an int: that many nulls
+    for i in range(reader.num_record_batches):
+        batch = reader.get_batch(i)
+        for j, col in enumerate(batch.columns):
+            empty = pa.types.is_integer(col.type) and col.null_count == len(col)
+            chunks[j].append(len(col) if empty else col)
+    cols = []
+    for f, parts in zip(fields, chunks, strict=True):
+        if parts and all(isinstance(c, int) for c in parts):
+            cols.append(pa.chunked_array([null_column(f.type, sum(parts))]))
+        else:
+            arrays = [pa.nulls(c, f.type) if isinstance(c, int) else c for c in parts]
+            cols.append(pa.chunked_array(arrays, f.type))
+    return pa.Table.from_arrays(cols, schema=reader.schema)
+
+
+def lazy_nulls(table: pa.Table) -> pa.Table:
+    """`table` with each integer column that is null in every row on zero pages
+    (`null_column`): its buffers are freed."""
+    for i, f in enumerate(table.schema):
+        col = table.column(i)
+        if pa.types.is_integer(f.type) and len(col) and col.null_count == len(col):
+            table = table.set_column(i, f, pa.chunked_array([null_column(f.type, len(col))]))
+    return table
+
+
+def null_column(t: pa.DataType, n: int) -> pa.Array:
+    """`n` nulls of the fixed-width type `t` over one private anonymous mapping: its zero
+    pages are the kernel's own until written, and Arrow arrays are never written, so the
+    column costs no memory however long (reading it maps the shared zero page)."""
+    zero = mmap.mmap(-1, max(n * t.bit_width // 8, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    buf = pa.py_buffer(zero)
+    return pa.Array.from_buffers(t, n, [buf.slice(0, (n + 7) // 8), buf], null_count=n)

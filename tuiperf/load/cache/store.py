@@ -307,7 +307,7 @@ class Cache:
     def load_details(self, key: CacheKey, name: str, rows: int) -> pa.Table | None:
         p = self.details_path(key, name)
         try:
-            t = read_ipc(p)
+            t = narrow.read_batches(p)
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException):
