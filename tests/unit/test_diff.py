@@ -285,3 +285,25 @@ def test_cli_bad_width_is_one_line(cols: str) -> None:
     res = run_cli("diff", str(path("cpu_bound")), str(path("cpu_bound")), "--width", cols)
     assert_one_line_error(res, 2)
     assert "--width" in res.stderr
+
+
+def test_huge_reports_are_compared_over_their_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tuiperf.analysis import sample
+    from tuiperf.report.diff import _side_text
+
+    whole = diff("cpu_bound", "cpu_bound_fixed")
+    limit = sample.n_events(trace("cpu_bound_fixed")) // 2
+    monkeypatch.setattr(sample, "DEFAULT_MAX_EVENTS", limit)
+    d = diff_traces(trace("cpu_bound"), trace("cpu_bound_fixed"), "b", "a")
+    for side in (d.before, d.after):
+        assert side.sample is not None and side.sample.whole_steps
+        assert side.budget is not None and side.budget.main.startup is None
+        assert 0 < side.n_steps < len(whole.before.steps_ns) + len(whole.after.steps_ns)
+        assert "in a sample of the run" in _side_text(side)
+    assert d.verdict == whole.verdict == FASTER
+    assert d.reasons[0][0] == whole.reasons[0][0] == "cpu_bound"
+    # kernels per step, counted inside the sampled steps, as over all the steps
+    for s, w in ((d.before, whole.before), (d.after, whole.after)):
+        per = sum(a.count for a in s.kernels.values()) / s.n_steps
+        per_whole = sum(a.count for a in w.kernels.values()) / w.n_steps
+        assert per == pytest.approx(per_whole, rel=0.05)

@@ -59,7 +59,9 @@ def analyze(
     opts = options or AnalyzeOptions()
     findings: list[Finding] = []
     checks: list[RuleCheck] = []
-    trace, part = _sampled(trace, opts.max_events)
+    part = sample.sampled(trace, opts.max_events) if trace is not None else None
+    if part is not None:
+        trace = part[2]
     ctx = Ctx(trace) if trace is not None else None
     if ctx is not None and part is not None:
         ctx.profiled_ns = part[0].span_ns
@@ -97,29 +99,6 @@ def analyze(
     result = AnalysisResult(ranked, checks, profiled, source, budget, unlinked, trace is None)
     result.sample = part[0] if part is not None else None
     return result
-
-
-def _sampled(
-    trace: Trace | None, max_events: int
-) -> tuple[Trace | None, tuple[sample.Sample, dict] | None]:
-    """The trace to analyse: a huge one's sample (analysis.sample), with what it is and the
-    report's row of each of its rows."""
-    if trace is None:
-        return None, None
-    chosen = sample.choose(trace, max_events, lambda: _step_starts(trace))
-    if chosen is None:
-        return trace, None
-    lo, hi, whole = chosen
-    cut, kept = sample.cut(trace, lo, hi)
-    part = sample.Sample(lo, hi, sample.n_events(trace), sample.n_events(cut), whole)
-    return cut, (part, kept)
-
-
-def _step_starts(trace: Trace) -> Any:
-    from tuiperf.analysis.budget.steps import from_ranges
-
-    steps = from_ranges(Ctx(trace))
-    return steps.starts if steps is not None else None
 
 
 def _report_rows(findings: list[Finding], kept: dict) -> None:

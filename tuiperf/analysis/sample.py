@@ -71,6 +71,26 @@ class Sample:
         }
 
 
+def sampled(trace: Trace, max_events: int) -> tuple[Sample, dict[str, np.ndarray], Trace] | None:
+    """A report over `max_events` events cut to its sample: what the sample is, the
+    report's row of each of its rows, and the cut trace (None: analyse it whole)."""
+    chosen = choose(trace, max_events, lambda: _step_starts(trace))
+    if chosen is None:
+        return None
+    lo, hi, whole = chosen
+    part, kept = cut(trace, lo, hi)
+    return Sample(lo, hi, n_events(trace), n_events(part), whole), kept, part
+
+
+def _step_starts(trace: Trace) -> np.ndarray | None:
+    """The starts of the report's step ranges (NVTX, Kineto), None without."""
+    from tuiperf.analysis.budget.steps import from_ranges
+    from tuiperf.analysis.trace_ctx import TraceCtx
+
+    steps = from_ranges(TraceCtx(trace))
+    return steps.starts if steps is not None else None
+
+
 def n_events(trace: Trace) -> int:
     return sum(trace.tables[n].num_rows for n in schema.EVENT_TABLES if n in trace.tables)
 

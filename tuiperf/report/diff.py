@@ -127,7 +127,8 @@ def _side_text(s: Any) -> str:
     gpus = ", ".join(s.gpus) or "GPU unknown"
     if not s.n_steps:
         return f"{gpus}; no steady steps"
-    return f"{gpus}; {s.n_steps} steady steps from {s.method}"
+    where = f", in {s.sample.text()}" if s.sample is not None else ""
+    return f"{gpus}; {s.n_steps} steady steps from {s.method}{where}"
 
 
 def csv_rows(d: Diff) -> list[list[Any]]:

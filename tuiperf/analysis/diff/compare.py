@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from tuiperf.analysis import sample
 from tuiperf.analysis.budget.comm import COMM_KERNEL
 from tuiperf.analysis.budget.context import Ctx
 from tuiperf.analysis.budget.step_budget import PARTS, SHORT, Budget
-from tuiperf.analysis.engine import analyze
+from tuiperf.analysis.engine import AnalyzeOptions, analyze
 from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.ncu.names import base_name, normalize
@@ -70,6 +71,8 @@ class Side:
     findings: dict[str, tuple[str, float, int]]  # key -> (title, % of step, saving ns)
     events: int
     tool: str = ""  # what captured it: "Nsight Systems", "torch.profiler (Kineto)"
+    #: the stretch of a huge report its budget and findings are of (analysis.sample)
+    sample: sample.Sample | None = None
 
     @property
     def n_steps(self) -> int:
@@ -205,12 +208,17 @@ class Diff:
 
 
 def measure(trace: Trace, path: str, findings: bool = True) -> Side:
-    ctx = Ctx(trace)
-    budget = _budget(ctx)
+    """One side of a diff: its budget and findings over the report's sample when it is
+    huge (analysis.sample; the per-step distribution is compared, not totals)."""
+    part = sample.sampled(trace, sample.DEFAULT_MAX_EVENTS)
+    steady = part[2] if part is not None else trace
+    budget = _budget(Ctx(steady))
+    if part is not None:
+        budget = sample.without_startup(budget)
     steps = [s.parts.wall_ns for s in budget.main.steps] if budget is not None else []
     found: dict[str, tuple[str, float, int]] = {}
     if findings:
-        for f in analyze(trace).findings:
+        for f in analyze(steady, options=AnalyzeOptions(max_events=0)).findings:
             key = f.rule if not f.kernel else f"{f.rule}: {base_name(f.kernel)}"
             found.setdefault(key, (f.title, f.est_saving_pct or 0.0, f.est_saving_ns or 0))
     return Side(
@@ -225,6 +233,7 @@ def measure(trace: Trace, path: str, findings: bool = True) -> Side:
         findings=found,
         events=sum(trace.table(t).num_rows for t in ("kernels", "memcpy", "memset", "api")),
         tool=trace.meta.tool,
+        sample=part[0] if part is not None else None,
     )
 
 
