@@ -30,7 +30,7 @@ from tuiperf.analysis.engine import AnalyzeOptions, all_rule_ids
 from tuiperf.analysis.engine import analyze as run_rules
 from tuiperf.analysis.findings import AnalysisResult, Finding, RuleCheck
 from tuiperf.analysis.rules.nsys import NsysOptions
-from tuiperf.analysis.sample import DEFAULT_MAX_EVENTS, Sample
+from tuiperf.analysis.sample import Sample
 from tuiperf.errors import UsageError
 from tuiperf.load import detect as det
 from tuiperf.load.ncu.open import open_ncu
@@ -361,10 +361,11 @@ class Profile:
         gap_ms: int = 500,
         util_threshold: int = 50,
         util_chunks: int = 30,
-        max_events: int = DEFAULT_MAX_EVENTS,
+        max_events: int | None = None,
     ) -> Analysis:
         """The findings of `tuiperf analyze` (with the same options), best first. A report of
-        more than `max_events` events is analysed over a sample of its run (0: whole)."""
+        more than `max_events` events (default 10M) is analysed over a sample of its run
+        (0: whole)."""
         only = None
         if rules is not None:
             known = set(all_rule_ids())
@@ -372,7 +373,7 @@ class Profile:
             if bad:
                 raise UsageError(f"unknown rule {bad[0]!r}; rules: {', '.join(sorted(known))}")
             only = frozenset(rules)
-        if max_events < 0:
+        if max_events is not None and max_events < 0:
             raise UsageError("max_events must be 0 (the whole report) or more")
         opts = AnalyzeOptions(NsysOptions(gap_ms, util_threshold, util_chunks), only, max_events)
         return Analysis(run_rules(self.trace, self.ncu, opts))

@@ -280,3 +280,31 @@ async def test_ncu_findings_for_a_profiled_kernel() -> None:
         assert "Fixes for this kernel" in title(adv)
         assert f"f{i}" in option_ids(adv)
         assert "ncu rule" in plain(adv.query_one("#advice-list").get_option(f"f{i}").prompt)
+
+
+@sync
+async def test_a_huge_report_is_analysed_over_a_sample_and_says_so(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tuiperf.analysis import sample
+
+    trace = open_trace(nsys_report("cnn_osrt"), OpenOptions(use_cache=False))
+    monkeypatch.setattr(sample, "DEFAULT_MAX_EVENTS", sample.n_events(trace) // 2)
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        adv = await ready(pilot)
+        await pilot.press("A")
+        part = adv.state.result.sample if adv.state.result is not None else None
+        assert part is not None and part.events < part.total_events
+        assert title(adv).endswith(" ranked · over a sample")
+        lead = adv.query_one("#advice-list").options[0]
+        assert lead.disabled and plain(lead.prompt).startswith("Analysed over a sample of the run")
+        assert "--max-events 0" in plain(lead.prompt)
+        # an evidence row of the sample jumps to the report's own event (same start)
+        i = finding_no(adv, "cuda_api_sync")
+        table, row = evidence_row(adv, "cuda_api_sync", 0)
+        start = adv.state.index.findings[i].evidence.rows["start_ns"][0].as_py()
+        await highlight(pilot, adv, f"e{i}:0")
+        await pilot.press("enter")
+        await pilot.pause()
+        tl = app.query_one(Timeline)
+        assert tl.selection is not None and (tl.selection.table, tl.selection.row) == (table, row)
+        assert trace.table(table)["start"][row].as_py() == start == tl.selection.start

@@ -36,8 +36,8 @@ class AnalyzeOptions:
     #: run only these rule ids (None: all)
     only: frozenset[str] | None = None
     #: a report with more events is analysed over a sample of its run (analysis.sample);
-    #: 0: always whole
-    max_events: int = sample.DEFAULT_MAX_EVENTS
+    #: 0: always whole; None: sample.DEFAULT_MAX_EVENTS
+    max_events: int | None = None
 
 
 def all_rule_ids() -> list[str]:
@@ -59,7 +59,8 @@ def analyze(
     opts = options or AnalyzeOptions()
     findings: list[Finding] = []
     checks: list[RuleCheck] = []
-    part = sample.sampled(trace, opts.max_events) if trace is not None else None
+    limit = sample.DEFAULT_MAX_EVENTS if opts.max_events is None else opts.max_events
+    part = sample.sampled(trace, limit) if trace is not None else None
     if part is not None:
         trace = part[2]
     ctx = Ctx(trace) if trace is not None else None
