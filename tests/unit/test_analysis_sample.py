@@ -354,3 +354,17 @@ def test_a_tiny_limit_still_analyses_something(limit):
     trace = open_trace(_cpu_bound(), OpenOptions(use_cache=False))
     result = analyze(trace, options=AnalyzeOptions(max_events=limit))
     assert result.sample is not None and result.sample.span_ns > 0
+
+
+def test_step_ranges_it_cannot_read_leave_a_cut_by_time(monkeypatch):
+    from tuiperf.analysis.budget import steps
+
+    def broken(ctx):  # type: ignore[no-untyped-def]
+        raise ValueError("a damaged NVTX table")
+
+    trace = open_trace(_cpu_bound(), OpenOptions(use_cache=False))
+    limit = sample.n_events(trace) // 2
+    assert sample.sampled(trace, limit)[0].whole_steps
+    monkeypatch.setattr(steps, "from_ranges", broken)
+    part = sample.sampled(trace, limit)
+    assert part is not None and not part[0].whole_steps and part[0].span_ns > 0

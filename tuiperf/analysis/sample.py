@@ -87,7 +87,10 @@ def _step_starts(trace: Trace) -> np.ndarray | None:
     from tuiperf.analysis.budget.steps import from_ranges
     from tuiperf.analysis.trace_ctx import TraceCtx
 
-    steps = from_ranges(TraceCtx(trace))
+    try:
+        steps = from_ranges(TraceCtx(trace))
+    except Exception:  # ranges it cannot read: cut by time, and let the analysis say why
+        return None
     return steps.starts if steps is not None else None
 
 
