@@ -37,6 +37,16 @@ _TEXT_COLUMNS = frozenset(
 ) | {"metricName", "typeName"}
 
 
+def as_sqlite_integers(t: pa.Table) -> pa.Table:
+    """Unsigned columns as the SQLite export holds them: int64, a uint64 at or over 2^63
+    wrapped to the same negative number (FORMATS.md: arrow and parquet exports keep ids,
+    counters and CPU numbers unsigned), so every reader computes as it does on SQLite."""
+    for i, f in enumerate(t.schema):
+        if pa.types.is_unsigned_integer(f.type):
+            t = t.set_column(i, f.name, t[f.name].cast(pa.int64(), safe=False))
+    return t
+
+
 class NsysReader:
     """Reads one export into canonical tables."""
 
@@ -64,6 +74,7 @@ class NsysReader:
             cols = [c for c in wanted if c in have]
             t = self.src.read(physical, cols)
             self._check_types(physical, t)
+            t = as_sqlite_integers(t)
             for c in wanted:
                 if c not in have:
                     t = t.append_column(c, pa.nulls(t.num_rows, pa.int64()))
