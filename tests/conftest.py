@@ -53,6 +53,18 @@ def nsys_reference(name: str) -> Path:
     return unpacked_nsys() / "reference" / name
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_for_the_session(tmp_path_factory: pytest.TempPathFactory):
+    """The same, set before any fixture of a wider scope than a test runs (a module-scoped
+    fixture that opens a report would otherwise write into the user's cache)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TUIPERF_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tuiperf-cache"))
+        mp.setenv("TUIPERF_CONFIG_DIR", str(tmp_path_factory.mktemp("session-config")))
+        mp.delenv("TUIPERF_NSYS", raising=False)
+        mp.delenv("TUIPERF_NO_CACHE", raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Never touch the user's cache: every test session gets its own."""
