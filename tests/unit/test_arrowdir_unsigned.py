@@ -117,3 +117,27 @@ def test_uint64_at_or_over_2_63_wraps_to_sqlites_negative_number() -> None:
     assert got["globalPid"].to_pylist() == [-144115188075855872, 2**63 - 1, -(2**63), 0]
     assert got["cpu"].to_pylist() == [0, 65535, None, 7]
     assert got.schema.types == [pa.int64(), pa.int64(), pa.int64()]
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "gpumem/leak_nsys",  # CUDA_GPU_MEMORY_USAGE_EVENTS
+        "graphs/graphs_default",  # CUDA graph executions
+        "graphs/pybt",  # Python backtraces (NVTX payloads), thread scheduling, samples
+        "nsys/h100_2gpu_1s",  # two processes, two GPUs: the (pid, correlation id) join
+    ],
+)
+def test_every_table_of_an_unsigned_arrowdir_equals_its_sqlite(
+    fixture: str, tmp_path: Path
+) -> None:
+    db = unxz(ROOT / "tests/data" / f"{fixture}.sqlite.xz")
+    a = open_trace(db, OpenOptions(use_cache=False))
+    b = open_trace(_as_arrowdir(db, tmp_path / "x"), OpenOptions(use_cache=False))
+    assert a.counts() == b.counts()
+    assert sorted(a.tables) == sorted(b.tables)
+    for name in a.tables:
+        ta, tb = a.table(name), b.table(name)
+        assert ta.schema == tb.schema, name
+        for col in ta.column_names:
+            assert ta[col].to_pylist() == tb[col].to_pylist(), f"{name}.{col}"
