@@ -111,12 +111,16 @@ def test_uint64_at_or_over_2_63_wraps_to_sqlites_negative_number() -> None:
             "globalPid": pa.array([18302628885633695744, 2**63 - 1, 2**63, 0], pa.uint64()),
             "cpu": pa.array([0, 65535, None, 7], pa.uint16()),
             "start": pa.array([-5, 1, 2, 3], pa.int64()),
+            "id": pa.array([1, 2, 3, 4], pa.int32()),  # StringIds.id: signed, kept as is
+            "value": pa.array([0.5, 1.0, 2.0, None], pa.float64()),
         }
     )
     got = as_sqlite_integers(t)
     assert got["globalPid"].to_pylist() == [-144115188075855872, 2**63 - 1, -(2**63), 0]
     assert got["cpu"].to_pylist() == [0, 65535, None, 7]
-    assert got.schema.types == [pa.int64(), pa.int64(), pa.int64()]
+    assert got.schema.types == [pa.int64(), pa.int64(), pa.int64(), pa.int32(), pa.float64()]
+    assert got.column_names == t.column_names
+    assert got.slice(0).select(["start", "id", "value"]).equals(t.select(["start", "id", "value"]))
 
 
 @pytest.mark.parametrize(
