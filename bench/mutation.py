@@ -55,6 +55,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "roofline": ("tuiperf/analysis/ncu/roofline.py", [
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
     "sample": ("tuiperf/analysis/sample.py", [U + "test_analysis_sample.py"]),
+    "narrow": ("tuiperf/load/cache/narrow.py", [
+        U + "test_cache_narrow.py", U + "test_cache_details_file.py"]),
     "lane_split": ("tuiperf/model/timeline/lane_split.py", [
         U + "test_lane_index.py", U + "test_lanes.py"]),
     "lane_intervals": ("tuiperf/model/timeline/lane_intervals.py", [

@@ -14,7 +14,14 @@ import pyarrow.ipc as ipc
 import pytest
 
 from tuiperf import schema
-from tuiperf.load.cache.narrow import int_type_for, narrow, widen
+from tuiperf.load.cache.narrow import (
+    int_type_for,
+    narrow,
+    narrow_type,
+    null_column,
+    read_batches,
+    widen,
+)
 from tuiperf.load.open import OpenOptions, open_trace
 
 
@@ -164,3 +171,68 @@ def test_details_files_are_compressed_and_read_back_exact(
     assert again.meta.from_cache
     for name in ("kernels", "api"):
         assert again.table(name).equals(plain.table(name)), name
+
+
+# -- the edges mutation testing found unguarded (bench/mutation/narrow.txt) -----------------
+
+
+def _dict(n_values: int, index: pa.DataType, rows: int = 3) -> pa.DictionaryArray:
+    values = pa.array([f"v{i}" for i in range(n_values)])
+    return pa.DictionaryArray.from_arrays(
+        pa.array([i % n_values for i in range(rows)], index), values
+    )
+
+
+@pytest.mark.parametrize(
+    ("n_values", "want"),
+    [(1, pa.int8()), (128, pa.int8()), (129, pa.int16()), (32768, pa.int16()), (32769, pa.int32())],
+)
+def test_dictionary_index_narrows_to_the_dictionarys_length(n_values: int, want: pa.DataType):
+    """Indices 0..n-1: 128 entries fit int8 (max index 127), 129 do not."""
+    got = narrow_type(pa.chunked_array([_dict(n_values, pa.int32())]))
+    assert got == pa.dictionary(want, pa.string())
+    assert narrow_type(_dict(n_values, pa.int32())) == got  # a plain array too
+
+
+def test_a_dictionary_index_never_widens():
+    """An int8 index over a 200-entry dictionary (indices under 128 used) stays int8."""
+    col = _dict(200, pa.int8())
+    assert narrow_type(col) == col.type
+
+
+def test_a_dictionary_column_without_chunks_narrows_to_int8():
+    col = pa.chunked_array([], pa.dictionary(pa.int32(), pa.string()))
+    assert narrow_type(col) == pa.dictionary(pa.int8(), pa.string())
+
+
+def test_narrow_only_one_column_leaves_the_others():
+    t = pa.table({"a": pa.array([1, 2], pa.int64()), "b": pa.array([3, 4], pa.int64())})
+    got = narrow(t, only=1)
+    assert got.schema.types == [pa.int64(), pa.int8()]
+    assert got.to_pylist() == t.to_pylist()
+
+
+def test_widen_goes_past_columns_the_schema_does_not_name():
+    t = pa.table({"extra": pa.array([1], pa.int8()), "grid_x": pa.array([7], pa.int8())})
+    canonical = pa.schema([pa.field("grid_x", pa.int32())])
+    got = widen(t, canonical)
+    assert got.schema.types == [pa.int8(), pa.int32()]
+    assert got["grid_x"].to_pylist() == [7]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 4096])
+@pytest.mark.parametrize("t", [pa.int8(), pa.int32(), pa.int64()])
+def test_null_column_is_a_valid_array_of_n_nulls(t: pa.DataType, n: int):
+    col = null_column(t, n)
+    col.validate(full=True)
+    assert (col.type, len(col), col.null_count) == (t, n, n)
+    assert col.to_pylist() == [None] * n
+
+
+def test_read_batches_of_a_file_without_batches(tmp_path: Path):
+    schema_ = pa.schema([pa.field("grid_x", pa.int32()), pa.field("name", pa.string())])
+    path = tmp_path / "empty.arrow"
+    with ipc.new_file(str(path), schema_):
+        pass
+    got = read_batches(path)
+    assert got.schema == schema_ and got.num_rows == 0
