@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable
 from tuiperf.load.nsys.ids import pid_tid
+from tuiperf.load.nsys.payloads import each_once
 
 DOMAIN = "Python Periodic Sampling"
 _MARK = 34
@@ -63,7 +64,7 @@ def read_python(reader: ExportTables, first_node: int) -> tuple[pa.Table, pa.Tab
             pc.is_in(t["domainId"], pa.array(domains, t["domainId"].type)),
         )
     )
-    stacks = [_frames(x) for x in _texts(reader, marks)]
+    stacks = each_once(_texts(reader, marks), _frames)
     keep = np.array([bool(x) for x in stacks], bool)
     if not keep.any():
         if marks.num_rows:

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable
 from tuiperf.load.nsys.ids import pid_tid
+from tuiperf.load.nsys.payloads import each_once
 
 
 class ExportTables(Protocol):
@@ -68,7 +69,7 @@ def read_backtraces(reader: ExportTables, domains: list[int]) -> tuple[pa.Table,
         )
     )
     texts = _json_texts(reader, t)
-    stacks = [_frames(s) for s in texts]
+    stacks = each_once(texts, _frames)
     has = np.array([bool(s) for s in stacks], dtype=bool)
     if not has.any():
         if t.num_rows:
