@@ -53,28 +53,28 @@ def nsys_reference(name: str) -> Path:
     return unpacked_nsys() / "reference" / name
 
 
+def _isolate(mp: pytest.MonkeyPatch, factory: pytest.TempPathFactory, config: str) -> None:
+    """Never touch the user's cache (one for the test session) nor their config."""
+    mp.setenv("TUIPERF_CACHE_DIR", str(factory.getbasetemp() / "tuiperf-cache"))
+    mp.setenv("TUIPERF_CONFIG_DIR", str(factory.mktemp(config)))
+    mp.delenv("TUIPERF_NSYS", raising=False)
+    mp.delenv("TUIPERF_NO_CACHE", raising=False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache_for_the_session(tmp_path_factory: pytest.TempPathFactory):
-    """The same, set before any fixture of a wider scope than a test runs (a module-scoped
-    fixture that opens a report would otherwise write into the user's cache)."""
+    """Set before any fixture of a wider scope than a test runs (a module-scoped fixture
+    that opens a report would otherwise write into the user's cache)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TUIPERF_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tuiperf-cache"))
-        mp.setenv("TUIPERF_CONFIG_DIR", str(tmp_path_factory.mktemp("session-config")))
-        mp.delenv("TUIPERF_NSYS", raising=False)
-        mp.delenv("TUIPERF_NO_CACHE", raising=False)
+        _isolate(mp, tmp_path_factory, "session-config")
         yield
 
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Never touch the user's cache: every test session gets its own."""
-    root = tmp_path_factory.getbasetemp() / "tuiperf-cache"
-    monkeypatch.setenv("TUIPERF_CACHE_DIR", str(root))
-    # nor the user's config, and a fresh one per test: a lane layout one test saves (`c`
-    # folds a group) is never the next test's
-    monkeypatch.setenv("TUIPERF_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
-    monkeypatch.delenv("TUIPERF_NSYS", raising=False)
-    monkeypatch.delenv("TUIPERF_NO_CACHE", raising=False)
+    """Again for each test, with a fresh config: a lane layout one test saves (`c` folds a
+    group) is never the next test's."""
+    _isolate(monkeypatch, tmp_path_factory, "config")
 
 
 @pytest.fixture(scope="session")

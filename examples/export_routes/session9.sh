@@ -3,7 +3,8 @@
 # 1. the first timeline screen from the cache (bench/first_screen.py), this tree and OLD_TREE;
 # 2. the viewer's first screen into an empty cache (ahead_tui.py) and 3. the first `summary`,
 #    this tree against OLD_TREE, interleaved with `nsys export --type arrowdir` alone.
-# session8.sh's steps, reordered so that each gets its share of one 10-minute call.
+# (It replaces session8.sh, never run: the same steps, ordered so that each gets its share
+# of one 10-minute call.)
 # usage (repository root, GPU machine; .debs/ (libdw, libelf, tmux), .whl/ and OLD_TREE
 # carried):  session9.sh OUTDIR OLD_TREE [ROUNDS]
 set -u

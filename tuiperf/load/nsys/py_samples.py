@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable
 from tuiperf.load.nsys.ids import pid_tid
-from tuiperf.load.nsys.payloads import each_once
+from tuiperf.load.nsys.payloads import each_once, mark_texts
 
 DOMAIN = "Python Periodic Sampling"
 _MARK = 34
@@ -64,7 +64,7 @@ def read_python(reader: ExportTables, first_node: int) -> tuple[pa.Table, pa.Tab
             pc.is_in(t["domainId"], pa.array(domains, t["domainId"].type)),
         )
     )
-    stacks = each_once(_texts(reader, marks), _frames)
+    stacks = each_once(mark_texts(marks, reader.strings), _frames)
     keep = np.array([bool(x) for x in stacks], bool)
     if not keep.any():
         if marks.num_rows:
@@ -73,13 +73,6 @@ def read_python(reader: ExportTables, first_node: int) -> tuple[pa.Table, pa.Tab
     marks = marks.filter(pa.array(keep))
     nodes, leaf = _intern([x for x in stacks if x], first_node)
     return _samples(reader, marks, nodes, leaf), _stacks(reader, nodes, first_node)
-
-
-def _texts(reader: ExportTables, t: pa.Table) -> list[str | None]:
-    text = t["jsonText"].combine_chunks().cast(pa.string())
-    if t["jsonTextId"].null_count < t.num_rows:
-        text = pc.coalesce(text, reader.strings().encode(t["jsonTextId"]).cast(pa.string()))
-    return text.to_pylist()
 
 
 def _frames(text: str | None) -> list[Frame]:

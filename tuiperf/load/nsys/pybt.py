@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from tuiperf import schema
 from tuiperf.load.dictcols import StringTable
 from tuiperf.load.nsys.ids import pid_tid
-from tuiperf.load.nsys.payloads import each_once
+from tuiperf.load.nsys.payloads import each_once, mark_texts
 
 
 class ExportTables(Protocol):
@@ -68,8 +68,7 @@ def read_backtraces(reader: ExportTables, domains: list[int]) -> tuple[pa.Table,
             pc.is_in(t["domainId"], pa.array(domains, t["domainId"].type)),
         )
     )
-    texts = _json_texts(reader, t)
-    stacks = each_once(texts, _frames)
+    stacks = each_once(mark_texts(t, reader.strings), _frames)
     has = np.array([bool(s) for s in stacks], dtype=bool)
     if not has.any():
         if t.num_rows:
@@ -91,14 +90,6 @@ def read_backtraces(reader: ExportTables, domains: list[int]) -> tuple[pa.Table,
     calls = schema.conform("callsites", cols, t.num_rows)
     calls = calls.take(pc.sort_indices(calls["start"]))
     return calls, frames
-
-
-def _json_texts(reader: ExportTables, t: pa.Table) -> list[str | None]:
-    text = t["jsonText"].combine_chunks().cast(pa.string())
-    if t["jsonTextId"].null_count < t.num_rows:
-        by_id = reader.strings().encode(t["jsonTextId"]).cast(pa.string())
-        text = pc.coalesce(text, by_id)
-    return text.to_pylist()
 
 
 def _frames(text: str | None) -> list[tuple[int, int, int]]:
