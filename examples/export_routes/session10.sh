@@ -27,6 +27,7 @@ for i in 1 2 3; do
   TIMEFORMAT="import tuiperf.tui.app: %R s"; time python3 -c "import tuiperf.tui.app"
   python3 -c "import sys; sys.path.insert(0, 'bench'); from bench_timeline import first_screen_model, first_screen_app; from pathlib import Path; r, c = Path('$W/big.nsys-rep'), Path('$C'); print('open+index+frame', round(first_screen_model(r, c), 3), 'app headless', round(first_screen_app(r, c), 3))"
 done
+for i in 1 2; do rm -rf "$W/c2"; TIMEFORMAT="summary of the sqlite, empty cache: %R s"; time python3 -m tuiperf summary "$W/big.sqlite" --cache-dir "$W/c2" > /dev/null; done
 python3 -X importtime -c "import tuiperf.tui.app" 2> "$W/imp.txt"; sort -t'|' -k2 -n -r "$W/imp.txt" | head -40 > "$OUTDIR/importtime_top.txt"
 python3 - "$W/big.nsys-rep" "$C" "$OUTDIR/cprofile.txt" <<'PY'
 import asyncio, cProfile, io, pstats, sys, time
