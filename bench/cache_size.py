@@ -7,7 +7,9 @@ kernels, 2.5M CUDA API rows) it converts into an empty cache the two ways tuiper
 
 - first open: `summary` (the core columns; the viewer converts the same), then `convert`
   (the detail columns, into `<table>.details.arrow`): the entry a user of the viewer has;
-- `convert` into an empty cache: every column in one pass.
+- `convert` into an empty cache: every column in one pass;
+- then the lane index the viewer keeps after its first frame (`derived/lane-index-*`), in
+  the first-open entry: the entry a user of the viewer ends up with.
 
 and measures each process's peak RSS (wait4). For the tiled report it also lists every
 stored column (Arrow bytes; all-null columns are holes and take no disk) and what other
@@ -40,29 +42,29 @@ FIXTURES = ("vit_range", "cnn_osrt", "lstm", "vit_amp")
 NOTES = [
     "## Reading it",
     "",
-    "- 'Before and after': before = 0f63874 (the detail columns narrow, uncompressed), "
-    "after = the same narrow columns compressed with ZSTD in batches of 1M rows "
-    "(`store.DETAILS_CODEC`). Detail columns are read whole and widened to the canonical "
-    "types on first use anyway (tuiperf/load/cache/narrow.py: never memory-mapped in place), "
-    "so decompressing them costs no mapping; the writer holds one batch's compression "
-    "buffers (the +30-80 MiB of peak RSS of the details and `convert` runs). Earlier, "
-    "e08a4e0 → 0f63874: the narrowing itself (details 1.40× → 1.15× of big_real).",
-    "- What is left is the core columns (memory-mapped as is, the first screen's): int64 "
-    "start, end, duration, pid, tid, stream, correlation_id, int32 dictionary indices. In "
-    "their narrowest types (per table below) the entry would be under 1×; that changes the "
-    "types every reader sees (`schema.merge_details` checks the canonical schema), so it is a "
-    "schema change across loaders and analysis, not a storage option.",
+    "- 'Before and after': before = 1dd3c39 (every core column as converted: int64 ids and "
+    "times, `duration` stored, int32 dictionary indices; the lane index as four int64 "
+    "arrays a row, rows, starts, ends and running maxima or busy sums, plus each "
+    "overlapping lane's union: 32-40 bytes a row), after = this tree: a timeline table "
+    "keeps `start` and `end` as int64 (memory-mapped, read in place by the time range and "
+    "the lanes), every other column in the narrowest type its values fit (widened back when "
+    "a command first uses it, model/stored_columns.py), `duration` left out where it is "
+    "end - start in every row (computed back the same way), and the lane index stores "
+    "only each lane's rows as int32, none for a lane that is one run of rows "
+    "(model/timeline/lane_cache.py; the rest is computed from the times on reopen).",
+    "- The detail columns stay narrow and ZSTD-compressed in `<table>.details.arrow` (read "
+    "whole and widened on first use).",
     "- Compressed IPC (LZ4, ZSTD) makes files 3-15× smaller but is not memory-mapped: "
     "reading a table allocates every column decompressed ('allocated on open'), all-null "
     "columns included, where the uncompressed file allocates nothing and maps only the "
-    "pages a view touches.",
+    "pages a view touches: the core stays uncompressed.",
     "- Conversion peak RSS: about 105-125 MiB of interpreter and libraries, then the CUDA "
     "API table whole in memory (one contiguous record batch per table), the launch index "
     "built from it (correlation id to thread) and the kernel table assembled while that index "
-    "is alive. A table that would take more than a quarter of the memory available is "
-    "assembled in memory-mapped files instead, whose pages leave the process once written "
-    "(tuiperf/load/spill.py); none of these reports is that big here. Spilled whole, "
-    "`convert` of big_real.sqlite peaks at 256 MiB instead of 352 (bench/real_1m.md).",
+    "is alive; storing a table narrow adds its narrow copy while the table is written. A "
+    "table that would take more than a quarter of the memory available is assembled in "
+    "memory-mapped files instead, whose pages leave the process once written "
+    "(tuiperf/load/spill.py); none of these reports is that big here.",
 ]
 MIB = 1 << 20
 
@@ -109,6 +111,9 @@ def convert_both_ways(report: Path) -> dict[str, object]:
         out["rss_details"] = peak_rss_mib([*TUIPERF, "convert", str(report), "--cache-dir", c])
         out["opened"] = disk(entry_of(Path(c)))
         out["files_opened"] = files(entry_of(Path(c)))
+        out["rss_index"] = peak_rss_mib([sys.executable, "-c", _KEEP_INDEX, str(report), c])
+        out["indexed"] = disk(entry_of(Path(c)))
+        out["files_indexed"] = files(entry_of(Path(c)))
     with tempfile.TemporaryDirectory(prefix="cache-size-", dir=DATA) as c:
         out["rss_convert"] = peak_rss_mib([*TUIPERF, "convert", str(report), "--cache-dir", c])
         out["converted"] = disk(entry_of(Path(c)))
@@ -117,8 +122,19 @@ def convert_both_ways(report: Path) -> dict[str, object]:
     return out
 
 
+#: the lane index into a cache entry, as the viewer keeps it after its first frame
+_KEEP_INDEX = (
+    "import sys; from pathlib import Path; "
+    "from tuiperf.load.open import OpenOptions, open_trace; "
+    "from tuiperf.model.timeline.lanes import build_lanes; "
+    "build_lanes(open_trace(Path(sys.argv[1]), OpenOptions(cache_dir=Path(sys.argv[2]))))"
+)
+
+
 def files(entry: Path) -> dict[str, int]:
-    return {p.name: p.stat().st_blocks * 512 for p in sorted(entry.glob("*.arrow"))}
+    return {
+        str(p.relative_to(entry)): p.stat().st_blocks * 512 for p in sorted(entry.rglob("*.arrow"))
+    }
 
 
 def read(path: Path) -> pa.Table:
@@ -219,15 +235,17 @@ def render(results: dict[str, dict], tiled: str, before: dict[str, dict] | None)
         "allocated blocks (all-null columns are holes); × = of the report's size. RSS = peak "
         "RSS of the process (wait4), one run each.",
         "",
-        "| report | report MiB | first open: entry MiB (core → +details) | × | `convert`: "
-        "entry MiB | × | peak RSS first open / details / convert, MiB | × (convert) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| report | report MiB | first open: entry MiB (core → +details) | × | + the lane "
+        "index: MiB | × | `convert`: entry MiB | × | peak RSS first open / details / convert, "
+        "MiB | × (convert) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
         rep = r["report"]
         lines.append(
             f"| {name} | {_m(rep)} | {_m(r['core'][0])} → {_m(r['opened'][0])} | "
-            f"{_x(r['opened'][0], rep)} | {_m(r['converted'][0])} | "
+            f"{_x(r['opened'][0], rep)} | **{_m(r['indexed'][0])}** | "
+            f"**{_x(r['indexed'][0], rep)}** | {_m(r['converted'][0])} | "
             f"{_x(r['converted'][0], rep)} | {r['rss_first_open']:,.0f} / "
             f"{r['rss_details']:,.0f} / {r['rss_convert']:,.0f} | "
             f"{_x(r['rss_convert'] * MIB, rep)} |"
@@ -237,10 +255,10 @@ def render(results: dict[str, dict], tiled: str, before: dict[str, dict] | None)
     lines += ["", *NOTES, _beyond_fixed(results)]
     big = results[tiled]
     lines += ["", f"## Files of the {tiled} entry (disk MiB)", ""]
-    lines += ["| file | first open | `convert` |", "|---|---|---|"]
-    names = sorted(set(big["files_opened"]) | set(big["files_converted"]))
+    lines += ["| file | first open + lane index | `convert` |", "|---|---|---|"]
+    names = sorted(set(big["files_indexed"]) | set(big["files_converted"]))
     for f in names:
-        a, b = big["files_opened"].get(f), big["files_converted"].get(f)
+        a, b = big["files_indexed"].get(f), big["files_converted"].get(f)
         lines.append(f"| {f} | {_m(a) if a is not None else '—'} | {_m(b) if b else '—'} |")
     lines += ["", f"## Per table and column ({tiled}, `convert`)", ""]
     lines += [
@@ -291,9 +309,9 @@ def _before(results: dict[str, dict], before: dict[str, dict]) -> list[str]:
         "",
         "## Before and after (disk MiB; peak RSS MiB, one run each)",
         "",
-        "| report | first-open entry (+details) | × | `convert` entry | × | peak RSS first "
-        "open / details / convert | × (convert) |",
-        "|---|---|---|---|---|---|---|",
+        "| report | first-open entry (+details) | × | + the lane index | × | `convert` entry | "
+        "× | peak RSS first open / details / convert | × (convert) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
         b = before.get(name)
@@ -306,6 +324,8 @@ def _before(results: dict[str, dict], before: dict[str, dict]) -> list[str]:
         lines.append(
             f"| {name} | {_m(b['opened'][0])} → {_m(r['opened'][0])} | "
             f"{_x(b['opened'][0], rep)} → {_x(r['opened'][0], rep)} | "
+            f"{_m(b['indexed'][0])} → {_m(r['indexed'][0])} | "
+            f"{_x(b['indexed'][0], rep)} → {_x(r['indexed'][0], rep)} | "
             f"{_m(b['converted'][0])} → {_m(r['converted'][0])} | "
             f"{_x(b['converted'][0], rep)} → {_x(r['converted'][0], rep)} | {rss} | "
             f"{_x(b['rss_convert'] * MIB, rep)} → {_x(r['rss_convert'] * MIB, rep)} |"

@@ -56,11 +56,15 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
     "sample": ("tuiperf/analysis/sample.py", [U + "test_analysis_sample.py"]),
     "narrow": ("tuiperf/load/cache/narrow.py", [
-        U + "test_cache_narrow.py", U + "test_cache_details_file.py"]),
+        U + "test_cache_narrow.py", U + "test_cache_details_file.py",
+        U + "test_stored_columns.py"]),
     "lane_split": ("tuiperf/model/timeline/lane_split.py", [
         U + "test_lane_index.py", U + "test_lanes.py"]),
     "lane_intervals": ("tuiperf/model/timeline/lane_intervals.py", [
         U + "test_lanes.py", U + "test_lane_index.py"]),
+    "lane_cache": ("tuiperf/model/timeline/lane_cache.py", [
+        U + "test_lanes.py", U + "test_lane_cache.py"]),
+    "stored_columns": ("tuiperf/model/stored_columns.py", [U + "test_stored_columns.py"]),
     "ncu_link": ("tuiperf/model/ncu/link.py", [
         U + "test_ncu_link.py", U + "test_oracle_ncu_link.py"]),
 }  # fmt: skip

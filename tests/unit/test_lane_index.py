@@ -210,3 +210,27 @@ def test_one_lane_keeps_table_order_and_repairs_ends():
 
 def test_an_empty_table_has_no_lanes():
     assert lane_split.split_table(as_table([], []), ("pid",)) == {}
+
+
+narrow_row = st.fixed_dictionaries(
+    {
+        "start": st.one_of(st.integers(0, 60), st.none()),
+        "end": st.one_of(st.none(), st.integers(-5, 90)),
+        # int8 once narrowed; -128 with nulls: the null slot (lowest - 1) does not fit int8
+        **{k: st.sampled_from([None, -128, 0, 5, 127]) for k in ("pid", "device", "stream")},
+    }
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(narrow_row, max_size=40), cuts=st.lists(st.integers(0, 40), max_size=3))
+def test_split_of_columns_stored_narrow_equals_brute_force(rows, cuts):
+    """A cache entry stores the key columns narrow (load/cache/narrow.py): split as
+    stored, the lanes are the brute-force ones all the same."""
+    from tuiperf.load.cache import narrow
+
+    t = narrow.core(as_table(rows, cuts))
+    for c in ("pid", "device", "stream"):  # narrow, unless null in every row (kept: a hole)
+        assert t.schema.field(c).type == pa.int8() or t[c].null_count == t.num_rows, c
+    check(t, rows, ("pid", "device", "stream"))
+    check(t, rows, ("stream",))

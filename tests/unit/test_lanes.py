@@ -199,7 +199,7 @@ def test_a_damaged_lane_index_is_rebuilt(nsys_dir: Path, tmp_path: Path):
     got = _lane_arrays(again)
     for p in damaged:  # rebuilt and stored again, whole
         assert p.exists() and p.read_bytes() != b"not arrow", f"{p.name} was not rebuilt"
-        assert pa_ipc.open_file(p).read_all().num_rows > 0, p.name
+        assert b"lanes" in (pa_ipc.open_file(p).schema.metadata or {}), p.name
     assert want and got.keys() == want.keys()
     for key in want:
         for a, b in zip(want[key], got[key]):

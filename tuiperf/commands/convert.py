@@ -50,8 +50,8 @@ def write_folder(trace: Trace, out: Path, compression: str | None, force: bool) 
     except OSError as e:
         raise TuiperfError(f"{out}: cannot write ({e.strerror or e})") from e
     try:
-        for name, t in trace.tables.items():
-            write_ipc(tmp / f"{name}.arrow", t, compression)
+        for name in trace.tables:  # canonical: the cache's narrow columns widened back
+            write_ipc(tmp / f"{name}.arrow", trace.table(name), compression)
         meta = trace.meta.to_json() | {"cache_path": None, "from_cache": False}
         manifest = {
             "schema_version": SCHEMA_VERSION,

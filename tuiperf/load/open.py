@@ -201,7 +201,7 @@ def _through_cache(
     key = CacheKey.for_source(path, kind)
     hit = cache.load(key)
     if hit is None:
-        with cache.writer(key, split_details) as w:
+        with cache.writer(key, split_details, narrow_core=True) as w:
             w.meta = build(w.add).to_json()
             _unchanged_since(path, kind, key)  # else the entry is dropped, never published
         hit = cache.load(key)

@@ -14,6 +14,9 @@ def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     buffer (pyarrow's own `to_numpy` imports pandas when it is installed, a third of a
     second on a first screen that never needs it); anything else goes through pyarrow."""
     if isinstance(arr, pa.ChunkedArray):
+        numeric = pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
+        if arr.num_chunks == 0 and numeric:  # (a table read from a file without batches)
+            return np.zeros(0, np.dtype(arr.type.to_pandas_dtype()))
         if arr.num_chunks != 1:
             return arr.to_numpy()
         arr = arr.chunk(0)

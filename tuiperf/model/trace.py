@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from tuiperf import schema
+from tuiperf.model import stored_columns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,14 +66,37 @@ class Trace:
         """The canonical table `name` (an empty one when the report lacks it).
 
         With `columns`, only those; detail columns not converted yet are converted
-        now (once), unless every requested column is already there.
+        now (once), unless every requested column is already there. Columns a cache entry
+        stores narrow (model.stored_columns) come back in their canonical types.
         """
         t = self.tables.get(name)
         if t is None:
-            t = schema.empty(name)
-        elif name in self.pending and (columns is None or not set(columns) <= set(t.column_names)):
+            return schema.empty(name) if columns is None else schema.empty(name).select(columns)
+        pending = name in self.pending
+        if pending and (columns is None or not set(columns) <= stored_columns.provides(name, t)):
             t = self._complete(name)
+        if stored_columns.to_restore(name, t, columns):
+            t = self._restore(name, columns)
         return t if columns is None else t.select(columns)
+
+    def stored(self, name: str, columns: list[str]) -> pa.Table:
+        """Columns `columns` of table `name` as the trace holds them: perhaps narrower than
+        canonical (a cache entry's, model/stored_columns.py; the same values), neither
+        widened nor kept widened. For readers that take any integer width (the lane split,
+        names by their codes); a column not held as such comes through `table`."""
+        t = self.tables.get(name)
+        if t is None or not set(columns) <= set(t.column_names):
+            return self.table(name, columns)
+        return t.select(columns)
+
+    def _restore(self, name: str, columns: list[str] | None) -> pa.Table:
+        """Table `name` with `columns` canonical from now on (widened once, kept)."""
+        with self._lock:
+            t = self.tables[name]
+            todo = stored_columns.to_restore(name, t, columns)
+            if todo:
+                t = self.tables[name] = stored_columns.restored(name, t, todo)
+            return t
 
     def _complete(self, name: str) -> pa.Table:
         with self._lock:
@@ -82,7 +106,8 @@ class Trace:
                 core = self.tables[name]
                 if details.num_rows != core.num_rows:
                     raise ValueError(f"{name}: detail rows do not match the table")
-                self.tables[name] = schema.merge_details(name, core, details)
+                # the core's narrow columns stay as stored (widened when used)
+                self.tables[name] = stored_columns.merged(name, core, details)
                 del self.pending[name]
             return self.tables[name]
 
@@ -104,7 +129,9 @@ class Trace:
         part = getattr(loader, "rows", None)
         details = part(rows) if part is not None else None
         if details is not None and details.num_rows == len(rows):
-            return schema.merge_details(name, self.tables[name].take(pa.array(rows)), details)
+            core = self.tables[name].take(pa.array(rows))
+            core = stored_columns.restored(name, core, stored_columns.to_restore(name, core, None))
+            return schema.merge_details(name, core, details)
         return self.table(name).take(pa.array(rows))
 
     def complete_all(self) -> None:

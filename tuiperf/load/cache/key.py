@@ -18,8 +18,8 @@ from tuiperf import settings
 
 #: bump whenever a canonical schema (tuiperf/schema.py) or what TraceMeta holds changes: old
 #: entries are then rebuilt (9: TraceMeta.untraced_step_ns; 10: cpu_samples, sample_stacks,
-#: thread_state; 11: gpu_metrics)
-SCHEMA_VERSION = 11
+#: thread_state; 11: gpu_metrics; 12: a timeline's tables stored narrow, load/cache/narrow.py)
+SCHEMA_VERSION = 12
 
 MANIFEST = "manifest.json"
 

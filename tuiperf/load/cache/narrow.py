@@ -1,8 +1,11 @@
 """Columns stored in the narrowest integer type their values fit, and widened back on read.
 
-Only for what a cache entry keeps off the first screen's path (the detail columns,
-`<table>.details.arrow`): those are read when first used, so widening them back to the
-canonical types then costs one copy of those columns, never a first screen. An integer
+The detail columns (`<table>.details.arrow`) are read when first used, so widening them
+back to the canonical types then costs one copy of those columns, never a first screen.
+A timeline's core tables (`core`) keep `start` and `end` as they are (memory-mapped and
+used in place: the time range, the lanes) and the rest narrow, widened column by column
+when first used (model/stored_columns.py); `duration` is not stored where it is
+`end - start` in every row (bench/cache_size.md). An integer
 column gets int8, int16 or int32 when every value fits; a dictionary column gets the
 narrowest index type for its dictionary's length; all-null columns stay as they are (holes
 on disk). Widening is exact: every value reads back as it was (bench/cache_size.md).
@@ -11,8 +14,10 @@ on disk). Widening is exact: every value reads back as it was (bench/cache_size.
 from __future__ import annotations
 
 import mmap
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
@@ -57,6 +62,62 @@ def narrow(table: pa.Table, only: int | None = None) -> pa.Table:
         if t != col.type:
             table = table.set_column(i, pa.field(name, t), col.cast(t))
     return table
+
+
+#: columns a core table keeps as they are (int64, memory-mapped and read in place)
+KEEP = frozenset({"start", "end"})
+#: rows compared at a time when checking that `duration` is end - start
+_CHECK_ROWS = 1 << 20
+
+
+def core(table: pa.Table, spilled: Callable[[pa.Table], None] | None = None) -> pa.Table:
+    """A core table as a cache entry stores it: `duration` left out where it is end - start
+    in every row, every column but `KEEP` in its narrowest type. Column by column; after
+    each, `spilled` is given the original column (its pages can leave the process)."""
+    if duration_is_derived(table):
+        table = table.drop_columns(["duration"])
+    for i, name in enumerate(table.column_names):
+        if name in KEEP:
+            continue
+        before = table.select([i])
+        table = narrow(table, only=i)
+        if spilled is not None:
+            spilled(before)
+    return table
+
+
+def duration_is_derived(table: pa.Table) -> bool:
+    """Whether `duration` is exactly `end - start` in every row, nulls included (then it
+    need not be stored: model/stored_columns.py computes it the same way). Compared
+    `_CHECK_ROWS` rows at a time, in numpy over the columns' own buffers where a slice has
+    no nulls (Arrow's kernels would leave a table's worth of freed buffers in its pool)."""
+    if not {"start", "end", "duration"} <= set(table.column_names):
+        return False
+    cols = [table.column(n) for n in ("start", "end", "duration")]
+    if any(c.type != pa.int64() for c in cols):
+        return False
+    for off in range(0, table.num_rows, _CHECK_ROWS):
+        start, end, duration = (c.slice(off, _CHECK_ROWS) for c in cols)
+        if start.null_count or end.null_count or duration.null_count:
+            if not _same_with_nulls(start, end, duration):
+                return False
+        elif not np.array_equal(np.subtract(_ints(end), _ints(start)), _ints(duration)):
+            return False
+    return True
+
+
+def _ints(col: pa.ChunkedArray) -> np.ndarray:
+    parts = [np.frombuffer(c.buffers()[1], np.int64, len(c), c.offset * 8) for c in col.chunks]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _same_with_nulls(start: pa.ChunkedArray, end: pa.ChunkedArray, got: pa.ChunkedArray) -> bool:
+    want = pc.subtract(end, start)
+    if want.null_count != got.null_count:
+        return False
+    if not pc.all(pc.equal(pc.is_null(want), pc.is_null(got))).as_py():
+        return False
+    return bool(pc.all(pc.fill_null(pc.equal(want, got), True)).as_py())
 
 
 def widen(table: pa.Table, canonical: pa.Schema) -> pa.Table:

@@ -93,6 +93,10 @@ class EntryWriter:
     one pass) is kept as the first open keeps it: the core columns in `<table>.arrow`, the
     detail columns narrow in `<table>.details.arrow` (Cache.store_details), and the table
     listed in the entry's `meta.deferred`, so it is read back the same way either way.
+
+    With `narrow_core` (a timeline's tables, read back through `Trace.table`), each table is
+    stored as `narrow.core` makes it: `start`/`end` as they are, `duration` left out where
+    it is end - start, every other column narrow (model/stored_columns.py reads them back).
     """
 
     def __init__(self, folder: Path) -> None:
@@ -101,6 +105,7 @@ class EntryWriter:
         self.meta: dict[str, Any] = {}
         self.source = ""
         self.split_details = False
+        self.narrow_core = False
         self._split: list[str] = []
 
     def add(self, name: str, table: pa.Table) -> None:
@@ -115,6 +120,8 @@ class EntryWriter:
                 _drop_spilled(table)
                 table = table.drop_columns(detail)
                 self._split.append(name)
+            if self.narrow_core and name in schema.TABLES:
+                table = narrow.core(table, spilled=_drop_spilled)
             write_ipc(self.folder / f"{name}.arrow", table)
         except OSError as e:
             raise CacheError(
@@ -204,15 +211,18 @@ class Cache:
             return None
 
     @contextlib.contextmanager
-    def writer(self, key: CacheKey, split_details: bool = False) -> Iterator[EntryWriter]:
+    def writer(
+        self, key: CacheKey, split_details: bool = False, narrow_core: bool = False
+    ) -> Iterator[EntryWriter]:
         """Add tables one by one; the entry appears (atomically) only if all went well.
-        `split_details`: see EntryWriter."""
+        `split_details`, `narrow_core`: see EntryWriter."""
         self.ensure_writable()
         self._sweep_temps()
         tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".tmp-{os.getpid()}-"))
         w = EntryWriter(tmp)
         w.source = key.source
         w.split_details = split_details
+        w.narrow_core = narrow_core
         held = None
         try:
             with spill.into(tmp):  # big tables are assembled in files here (load.spill)

@@ -1,18 +1,19 @@
-"""The per-lane interval index of a table, kept in the trace's cache entry.
+"""The per-lane split of a table, kept in the trace's cache entry.
 
-Building the lanes of a 1M-kernel report (group by lane key, gather, running maxima,
-unions, prefix sums) is O(n) numpy work: about half a second on two cores, most of a first
-screen from the cache. Stored once as two Arrow tables beside the report's tables, a reopen
-memory-maps them and slices each lane out of them without touching the events.
+Splitting the events of a table into lanes (coding each row's lane key, scattering the rows
+lane by lane) is most of a first screen from the cache when done again: 0.27 s of 0.40 at
+1M kernels on two cores, 0.58 of 0.73 s at 5M (bench/cache_size.md). What it finds is kept
+as `lane-index-<table>`: for each lane, which rows of the table it holds, in its order. A
+lane that is one run of consecutive rows (a stream's kernels, when the report has one
+stream) stores no rows at all, only where the run starts; the others store theirs as
+int32 (int64 past 2^31 rows). The lane keys, offsets and runs go in the file's schema
+metadata.
 
-`lane-index-<table>`: one row per event, lanes one after the other: `rows` (into the
-table), `starts`, `ends` and `aux`, which is the lane's running maximum of ends when its
-events overlap, else its running busy sums, inclusive (`Intervals.cum_busy`; the union is
-then the events themselves). `lane-union-<table>`: for the overlapping lanes only, their
-union and its running busy sums (column `prefix`). Both are used as stored: no copy.
-The lane keys and offsets go in the first table's schema metadata. Each lane is a record
-batch of its own in both files: written from the lanes' arrays as they are (no copy of the
-whole index into one buffer first), and read back as one contiguous array per lane.
+The rest of a lane (its starts, repaired ends, running maxima, union and busy sums) is
+computed again from the table's `start` and `end` on reopen, by the same code a build
+runs (`Intervals.owned` over the lane's rows): 4 bytes a row or none are stored, where
+storing those arrays took 32 bytes a row, more than the report's own size for the event
+tables (bench/cache_size.md). A run's starts are the table's own memory-mapped column.
 """
 
 from __future__ import annotations
@@ -25,59 +26,52 @@ import pyarrow as pa
 
 from tuiperf.model import arrays
 from tuiperf.model.timeline.lane_intervals import Intervals
+from tuiperf.model.timeline.lane_split import table_times
 from tuiperf.model.trace import Trace
 
 #: bump when the layout of the stored index changes
-LAYOUT = 2
+LAYOUT = 3
 
 
 def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, Any] | None:
-    """The lanes of `table` from the cache entry, or None when absent or stale."""
+    """The lanes of `table` from the cache entry, or None when absent, stale or damaged."""
     cache, key = trace.cache, trace.cache_key
     if cache is None or key is None:
         return None
-    name = _name(table, cols)
-    events = cache.load_derived(key, f"lane-index-{name}")
-    union = cache.load_derived(key, f"lane-union-{name}")
-    if events is None or union is None:
+    index = cache.load_derived(key, f"lane-index-{_name(table, cols)}")
+    meta = _meta(index) if index is not None else None
+    t = trace.table(table, ["start", "end"])
+    if index is None or meta is None or meta.get("rows_in_table") != t.num_rows:
         return None
-    meta = _meta(events)
-    if meta is None or meta.get("rows_in_table") != trace.table(table, ["start"]).num_rows:
-        return None
-    ev = _Spans(events, ("rows", "starts", "ends", "aux"))
-    un = _Spans(union, ("u_start", "u_end", "prefix"))
+    rows = arrays.view(index["rows"])
+    starts, ends = table_times(t)
     out: dict[tuple, Any] = {}
-    for lane in meta["lanes"]:
-        rows, starts, ends, aux = ev.get(lane["at"], lane["n"])
-        if lane["union_n"] < 0:  # disjoint: the union is the events, aux their busy sums
-            out[tuple(lane["key"])] = Intervals.restored(
-                starts, ends, rows, ends, starts, ends, aux
-            )
-        else:
-            u_start, u_end, prefix = un.get(lane["union_at"], lane["union_n"])
-            out[tuple(lane["key"])] = Intervals.restored(
-                starts, ends, rows, aux, u_start, u_end, prefix
-            )
+    try:
+        for lane in meta["lanes"]:
+            out[tuple(lane["key"])] = _lane(lane, rows, starts, ends)
+    except (IndexError, KeyError, TypeError, ValueError):
+        return None  # not what store_split writes: built again
     return out
 
 
-class _Spans:
-    """Columns of a table read by (offset, length): a span that is one record batch is
-    that batch's memory-mapped arrays, as they are; any other span is copied."""
-
-    def __init__(self, t: pa.Table, names: tuple[str, ...]) -> None:
-        self.cols = [t[n] for n in names]
-        self.at: dict[tuple[int, int], int] = {}
-        offset = 0
-        for i, batch_rows in enumerate(len(c) for c in (self.cols[0].chunks if names else [])):
-            self.at[(offset, batch_rows)] = i
-            offset += batch_rows
-
-    def get(self, at: int, n: int) -> list[np.ndarray]:
-        i = self.at.get((at, n))
-        if i is not None:
-            return [_view(c.chunk(i)) for c in self.cols]
-        return [_view(c.slice(at, n)) for c in self.cols]
+def _lane(lane: dict, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Intervals:
+    """One lane's Intervals: its rows' starts and repaired ends, indexed like a build."""
+    n, first = int(lane["n"]), int(lane["first"])
+    if first >= 0:  # a run of rows: the table's columns, sliced
+        if first + n > len(starts):
+            raise IndexError  # a run past the table
+        s, e = starts[first : first + n], ends[first : first + n]
+        if np.any(e < s):  # (`<=` would do the same: an end at its start is kept as is)
+            e = np.maximum(e, s)
+        return Intervals.owned(s, e, np.arange(first, first + n))
+    at = int(lane["at"])
+    if at < 0 or at + n > len(rows):
+        raise IndexError  # rows past the index
+    r = rows[at : at + n]  # memory-mapped, as stored
+    s = starts[r]
+    e = ends[r]
+    np.maximum(e, s, out=e)
+    return Intervals.owned(s, e, r)
 
 
 def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tuple, Any]) -> None:
@@ -86,31 +80,41 @@ def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tup
     cache, key = trace.cache, trace.cache_key
     if cache is None or key is None:
         return
-    lanes, ev_parts, un_parts = [], [], []
-    at = union_at = 0
+    n_rows = trace.table(table, ["start"]).num_rows
+    dtype = rows_type(n_rows).to_pandas_dtype()
+    lanes, parts = [], []
+    at = 0
     for k, iv in split.items():
-        disjoint = iv.u_start is iv.starts
-        lane = {"key": list(k), "at": at, "n": len(iv), "union_at": union_at, "union_n": -1}
-        aux = iv.cum_busy if disjoint else iv.max_end
-        ev_parts.append((iv.rows, iv.starts, iv.ends, aux))
-        if not disjoint:
-            lane["union_n"] = len(iv.u_start)
-            un_parts.append((iv.u_start, iv.u_end, iv.cum_busy))
-            union_at += len(iv.u_start)
-        lanes.append(lane)
-        at += len(iv)
-    meta = {"layout": LAYOUT, "rows_in_table": trace.table(table, ["start"]).num_rows}
+        first = _run_start(iv.rows)
+        lanes.append({"key": list(k), "n": len(iv), "first": first, "at": at})
+        if first < 0:
+            parts.append(iv.rows.astype(dtype))
+            at += len(iv)
+    meta = {"layout": LAYOUT, "rows_in_table": n_rows}
     try:
         text = json.dumps(meta | {"lanes": lanes}).encode()
     except TypeError:
         return
-    events = _table(("rows", "starts", "ends", "aux"), ev_parts).replace_schema_metadata(
-        {b"lanes": text}
-    )
-    name = _name(table, cols)
-    union = _table(("u_start", "u_end", "prefix"), un_parts)
-    cache.store_derived(key, f"lane-union-{name}", union, keep_chunks=True)
-    cache.store_derived(key, f"lane-index-{name}", events, keep_chunks=True)
+    rows = np.concatenate(parts) if parts else np.zeros(0, dtype)
+    index = pa.table({"rows": rows}).replace_schema_metadata({b"lanes": text})
+    cache.store_derived(key, f"lane-index-{_name(table, cols)}", index)
+
+
+def rows_type(n_rows: int) -> pa.DataType:
+    """How a table of `n_rows` rows numbers them in the index: int32 while its last row
+    (n_rows - 1) fits."""
+    return pa.int32() if n_rows - 1 <= np.iinfo(np.int32).max else pa.int64()
+
+
+def _run_start(rows: np.ndarray) -> int:
+    """The first row when `rows` are consecutive ascending rows, else -1."""
+    n = len(rows)
+    if n == 0:
+        return 0
+    first = int(rows[0])
+    if int(rows[-1]) != first + n - 1 or bool(np.any(np.diff(rows) != 1)):
+        return -1
+    return first
 
 
 def _name(table: str, cols: tuple[str, ...]) -> str:
@@ -126,19 +130,3 @@ def _meta(t: pa.Table) -> dict[str, Any] | None:
     except ValueError:
         return None
     return meta if isinstance(meta, dict) and meta.get("layout") == LAYOUT else None
-
-
-def _view(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    if isinstance(col, pa.ChunkedArray) and col.num_chunks == 0:
-        return np.zeros(0, dtype=np.int64)
-    return arrays.view(col)
-
-
-def _table(names: tuple[str, ...], parts: list[tuple[Any, ...]]) -> pa.Table:
-    """A record batch per part (a lane), over its arrays without a copy (int64 already)."""
-    schema = pa.schema([pa.field(n, pa.int64()) for n in names])
-    batches = [
-        pa.record_batch([pa.array(np.asarray(a, dtype=np.int64)) for a in part], schema=schema)
-        for part in parts
-    ]
-    return pa.Table.from_batches(batches, schema=schema)

@@ -58,6 +58,13 @@ def split_table(t: pa.Table, cols: tuple[str, ...]) -> dict:
     return {key: Intervals.owned(starts[k], ends[k], rows[k]) for k, key in enumerate(keys)}
 
 
+def table_times(t: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The starts (missing: 0) and ends (missing: the lowest int64, which the repair
+    `max(end, start)` turns into the start) of every row of `t`, as `split_table` reads
+    them: views of the columns when they are one chunk without nulls."""
+    return _column(t["start"], 0), _column(t["end"], np.iinfo(np.int64).min)
+
+
 def _chunks(t: pa.Table) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(first row, starts, repaired ends) of each `SPLIT_CHUNK_ROWS` rows of `t`."""
     for off in range(0, t.num_rows, SPLIT_CHUNK_ROWS):
@@ -68,12 +75,18 @@ def _chunks(t: pa.Table) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
 
 
 def _column(col: pa.ChunkedArray, fill: int) -> np.ndarray:
-    """An integer column as int64 numpy, nulls as `fill` (one chunk: a view where it can)."""
-    parts = [filled(c, fill) for c in col.chunks if len(c)]
+    """An integer column as int64 numpy, nulls as `fill` (one chunk: a view where it can).
+    A narrower column (a cache entry stores ids narrow) is widened a chunk at a time,
+    before its nulls are filled: `fill` may not fit its own type."""
+    parts = [filled(_wide(c) if c.null_count else c, fill) for c in col.chunks if len(c)]
     if not parts:
         return np.zeros(0, np.int64)
     out = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return out.astype(np.int64, copy=False)
+
+
+def _wide(c: pa.Array) -> pa.Array:
+    return c if c.type == pa.int64() else c.cast(pa.int64())
 
 
 def key_codes(t: pa.Table, cols: tuple[str, ...]) -> Codes:

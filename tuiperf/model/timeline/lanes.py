@@ -145,23 +145,11 @@ class LaneSet:
 
     def keep_index(self, trace: Trace) -> None:
         """Store the lane index built by `build_lanes(keep=False)` in the cache entry, so a
-        reopen restores it (meant for a worker thread once the first frame is drawn).
-
-        Once a table's index is stored, its lanes draw from the stored (memory-mapped) arrays
-        instead of the ones built in memory, whose memory goes back: equal arrays, so a
-        frame drawn during the swap shows the same (20.5M kernels: about 3 GiB freed)."""
+        reopen restores it (meant for a worker thread once the first frame is drawn). The
+        lanes keep the arrays they were built with (a restored index computes the same)."""
         while self.unkept:
             name, split = self.unkept.popitem()
-            cols = _SPECS[name][1]
-            lane_cache.store_split(trace, name, cols, split)
-            stored = lane_cache.load_split(trace, name, cols)
-            if stored is None or stored.keys() != split.keys():
-                continue  # not kept (no cache, a failed write): the built arrays stay
-            key_of = {id(iv): key for key, iv in split.items()}
-            for lane in self.lanes:
-                key = key_of.get(id(lane.iv))
-                if key is not None:
-                    lane.iv = stored[key]
+            lane_cache.store_split(trace, name, _SPECS[name][1], split)
 
     def locate(self, trace: Trace, table: str, row: int) -> tuple[int, int] | None:
         """(lane index, position in lane) of row `row` of `table`, if it is drawn."""
@@ -239,12 +227,12 @@ def build_lanes(trace: Trace, progress: Progress | None = None, keep: bool = Tru
             split[name] = restored
             continue
         needed = list(dict.fromkeys(["start", "end", *cols, _SPECS[name][2]]))
-        split[name] = split_table(trace.table(name, needed), cols)
+        split[name] = split_table(trace.stored(name, needed), cols)  # ids as stored
         if keep:
             lane_cache.store_split(trace, name, cols, split[name])
         else:
             unkept[name] = split[name]
-    names = {n: NameColumn(trace.table(n, [_SPECS[n][2]])[_SPECS[n][2]], n) for n in tables}
+    names = {n: NameColumn(trace.stored(n, [_SPECS[n][2]])[_SPECS[n][2]], n) for n in tables}
     rng = trace.time_range() or (0, 1)
     ls = LaneSet([], [], int(rng[0]), int(rng[1]), unkept=unkept)
     _gpu_groups(trace, ls, split, names)
