@@ -178,3 +178,46 @@ def test_converting_the_details_leaves_the_core_as_stored(tmp_path: Path):
         assert merged.field(f.name).type == f.type, f.name
     assert "api_kind" in merged.names and "duration" not in merged.names
     assert trace.table("api").equals(want.table("api"))
+
+
+def test_duration_is_computable_only_from_both_times():
+    t = narrow.core(_kernels(10))
+    assert "duration" in stored_columns.provides("kernels", t.select(["start", "end"]))
+    assert "duration" not in stored_columns.provides("kernels", t.select(["start", "pid"]))
+    assert "duration" not in stored_columns.provides("no_such_table", t.select(["start", "end"]))
+    assert stored_columns.to_restore("kernels", t.select(["start", "pid"]), ["duration"]) == []
+    assert stored_columns.to_restore("kernels", t.select(["end", "pid"]), ["duration"]) == []
+    # a column neither held nor computable (a detail column not converted yet) is not asked
+    assert stored_columns.to_restore("kernels", t, ["grid_x", "duration"]) == ["duration"]
+
+
+def test_duration_decided_column_types_and_null_routes():
+    three = _events([5, 7, 3, 10], [5, 17, 23, 40]).drop_columns(["pid"])
+    assert narrow.duration_is_derived(three)  # exactly the three columns
+    as_int32 = three.set_column(2, "duration", three["duration"].cast(pa.int32()))
+    assert not narrow.duration_is_derived(as_int32)  # not the canonical type: kept
+    # the end is missing where the duration is known: a wrong read of the end's buffer
+    # (0 under the null) would make 0 - 20 match the stored -20
+    assert not narrow.duration_is_derived(_events([5, 7, -20, 10], [5, 17, None, 40]))
+    # as many nulls, in other rows
+    assert not narrow.duration_is_derived(_events([5, None, 8, 10], [5, 17, None, 40]))
+
+
+def test_duration_checked_across_chunks(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(narrow, "_CHECK_ROWS", 4)  # slices cut through the chunks
+    a = _events([4, 4, 4], [4, 14, 24])
+    b = a.set_column(0, "start", pa.array([30, 40, 50], pa.int64()))
+    b = b.set_column(1, "end", pa.array([34, 44, 54], pa.int64()))
+    t = pa.concat_tables([a, b, a])
+    assert t["start"].num_chunks == 3
+    assert narrow.duration_is_derived(t)
+    for wrong in ([5, 4, 4], [4, 4, 5]):  # in the second chunk of a slice, and the first
+        b2 = b.set_column(2, "duration", pa.array(wrong, pa.int64()))
+        assert not narrow.duration_is_derived(pa.concat_tables([a, b2, a]))
+
+
+def test_each_narrowed_column_is_handed_to_the_spill_callback():
+    seen: list[list[str]] = []
+    narrow.core(_kernels(10), spilled=lambda part: seen.append(part.column_names))
+    kept = [n for n in schema.TABLES["kernels"].names if n not in ("start", "end", "duration")]
+    assert seen == [[n] for n in kept]
