@@ -61,7 +61,8 @@ NOTES = [
     "- Conversion peak RSS: about 105-125 MiB of interpreter and libraries, then the CUDA "
     "API table whole in memory (one contiguous record batch per table), the launch index "
     "built from it (correlation id to thread) and the kernel table assembled while that index "
-    "is alive; storing a table narrow adds its narrow copy while the table is written. A "
+    "is alive; a table is narrowed a column at a time, each original column let go once "
+    "replaced (the reader hands the table over), so narrowing adds about one column. A "
     "table that would take more than a quarter of the memory available is assembled in "
     "memory-mapped files instead, whose pages leave the process once written "
     "(tuiperf/load/spill.py); none of these reports is that big here.",

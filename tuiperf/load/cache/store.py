@@ -120,8 +120,10 @@ class EntryWriter:
                 _drop_spilled(table)
                 table = table.drop_columns(detail)
                 self._split.append(name)
-            if self.narrow_core and name in schema.TABLES:
-                table = narrow.core(table, spilled=_drop_spilled)
+            if self.narrow_core and name in schema.TABLES:  # narrow.core, a column at a time:
+                table = narrow.without_derived(table)  # each original goes once replaced
+                for i in narrow.narrowable(table):
+                    table = narrow.narrow_column(table, i, _drop_spilled)
             write_ipc(self.folder / f"{name}.arrow", table)
         except OSError as e:
             raise CacheError(

@@ -196,9 +196,10 @@ class NsysReader:
             self.built.add(name)
             if sink is None:
                 out[name] = t
-            else:
-                sink(name, t)
-            del t  # else the last table stays alive while the next one is built
+                continue
+            owned = [t]
+            del t  # the sink gets the only reference: it can let columns go as it stores them
+            sink(name, owned.pop())
         return out
 
     def details(self, name: str) -> pa.Table | None:
