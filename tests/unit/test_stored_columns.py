@@ -221,3 +221,20 @@ def test_each_narrowed_column_is_handed_to_the_spill_callback():
     narrow.core(_kernels(10), spilled=lambda part: seen.append(part.column_names))
     kept = [n for n in schema.TABLES["kernels"].names if n not in ("start", "end", "duration")]
     assert seen == [[n] for n in kept]
+
+
+def test_convert_to_a_folder_through_the_cache_writes_canonical_tables(tmp_path: Path):
+    from tuiperf.cli import main
+    from tuiperf.load.cache.store import read_ipc
+
+    report = nsys_report("cnn_osrt")
+    cached, plain = tmp_path / "cached", tmp_path / "plain"
+    cache = ["--cache-dir", str(tmp_path / "c")]
+    assert main(["convert", str(report), "-o", str(cached), *cache]) == 0
+    assert main(["convert", str(report), "-o", str(plain), "--no-cache"]) == 0
+    names = sorted(p.name for p in plain.glob("*.arrow"))
+    assert names == sorted(p.name for p in cached.glob("*.arrow")) and "api.arrow" in names
+    for name in names:
+        a, b = read_ipc(plain / name), read_ipc(cached / name)
+        assert b.schema == a.schema == schema.TABLES[name.removesuffix(".arrow")], name
+        assert b.equals(a), name
