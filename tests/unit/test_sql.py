@@ -473,3 +473,30 @@ def test_a_reserved_file_stem_gets_r_before_it(
 def test_schema_ddl_errors_are_one_line() -> None:
     with pytest.raises(SqlError, match=r"schema 'MAIN': .*already exists"):  # main, twice
         Session({"main": Source(), "MAIN": Source()})
+
+
+# -- a cache entry's narrow columns -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["lstm", "h100_2gpu_1s"])
+def test_views_over_a_cache_entry_equal_those_over_a_fresh_conversion(
+    name: str, tmp_path: Path
+) -> None:
+    """Every event view, read from a cache entry (ids and codes stored narrow, `duration`
+    not stored), gives the same rows and types as over the report converted without a cache;
+    DuckDB casts as it scans, so the trace's stored columns are never widened."""
+    fresh = Session({"main": Source(open_trace(nsys_report(name), OpenOptions(use_cache=False)))})
+    open_trace(nsys_report(name), OpenOptions(cache_dir=tmp_path))
+    trace = open_trace(nsys_report(name), OpenOptions(cache_dir=tmp_path))
+    assert trace.meta.from_cache
+    held = {t: trace.tables[t].schema for t in ("api", "kernels")}
+    cached = Session({"main": Source(trace)})
+    for view in EVENT_VIEWS:
+        q = f"SELECT * FROM {view.name}"
+        a, b = fresh.query(q).table, cached.query(q).table
+        assert b.schema == a.schema, view.name
+        keys = [(c, "ascending") for c in a.column_names if "name" not in c][:6]
+        assert b.sort_by(keys).equals(a.sort_by(keys)), view.name
+    for t, before in held.items():  # details joined, nothing widened
+        now = trace.tables[t].schema
+        assert all(now.field(f.name).type == f.type for f in before), t

@@ -79,6 +79,14 @@ class Trace:
             t = self._restore(name, columns)
         return t if columns is None else t.select(columns)
 
+    def held(self, name: str) -> pa.Table:
+        """Table `name` with its detail columns, every column as the trace holds it:
+        perhaps narrower than canonical and without `duration` (model/stored_columns.py).
+        For readers that cast as they scan (DuckDB)."""
+        if name not in self.tables:
+            return schema.empty(name)
+        return self._complete(name) if name in self.pending else self.tables[name]
+
     def stored(self, name: str, columns: list[str]) -> pa.Table:
         """Columns `columns` of table `name` as the trace holds them: perhaps narrower than
         canonical (a cache entry's, model/stored_columns.py; the same values), neither

@@ -40,6 +40,10 @@ _ALLOWED = ("SELECT", "EXPLAIN")
 TAKEN = frozenset({"main", "temp", "memory", "system", "information_schema", "pg_catalog"})
 
 
+#: DuckDB's integer types by width (the canonical types a narrow column is cast back to)
+_SQL_INTS = {8: "TINYINT", 16: "SMALLINT", 32: "INTEGER", 64: "BIGINT"}
+
+
 class SqlError(UsageError):
     """A query DuckDB rejected, as one line."""
 
@@ -125,7 +129,7 @@ class Session:
         target = f"{V.quote(sch)}.{V.quote(view)}"
         event = next((v for v in V.EVENT_VIEWS if v.name == view), None)
         if event is not None:
-            raw = self._register(sch, event.table, self._event_table(src, event.table))
+            raw = self._canonical(sch, event.table, self._event_table(src, event.table))
             body = ", ".join(f"{e} AS {V.quote(n)}" for e, n in event.select())
             self.con.execute(f"CREATE VIEW {target} AS SELECT {body} FROM {raw}")
         elif view in V.NCU_VIEWS:
@@ -158,13 +162,34 @@ class Session:
         self.con.register(raw, table)
         return V.quote(raw)
 
+    def _canonical(self, sch: str, name: str, table: pa.Table) -> str:
+        """Register `table` as held (a cache entry's narrow columns, perhaps no `duration`)
+        and a view over it in the canonical types: DuckDB casts a vector at a time as it
+        scans, where widening the columns first would copy them whole into memory."""
+        raw = self._register(sch, f"{name}_held", table)
+        canonical = schema.TABLES[name]
+        cols = []
+        for f in table.schema:
+            at = canonical.get_field_index(f.name)
+            want = canonical.field(at).type if at >= 0 else f.type
+            if want != f.type and pa.types.is_integer(want):
+                sql_type = _SQL_INTS[want.bit_width]
+                cols.append(f"CAST({V.quote(f.name)} AS {sql_type}) AS {V.quote(f.name)}")
+            else:
+                cols.append(V.quote(f.name))
+        if "duration" in canonical.names and "duration" not in table.column_names:
+            cols.append('("end" - "start") AS duration')
+        view = V.quote(f"_{sch}_{name}")
+        self.con.execute(f"CREATE VIEW {view} AS SELECT {', '.join(cols)} FROM {raw}")
+        return view
+
     def _event_table(self, src: Source, table: str) -> pa.Table:
         if self.empty or src.trace is None:
             t = schema.empty(table)
             if table == "graphs":
                 t = t.append_column("launch", pa.array([], pa.string()))
             return V.named(table, t)
-        t = src.trace.table(table)
+        t = src.trace.held(table)  # narrow as stored: widened by DuckDB as it scans
         if table == "graphs":  # with the API call that launched each execution
             from tuiperf.model.timeline.graph_launch import with_launch
 

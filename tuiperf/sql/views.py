@@ -71,6 +71,7 @@ def named(table: str, t: pa.Table) -> pa.Table:
 def _relabel(col: pa.ChunkedArray, fn: Callable[[str], str]) -> pa.ChunkedArray:
     if not pa.types.is_dictionary(col.type):
         col = col.dictionary_encode()
+    kind = col.type.index_type  # (a cache entry stores the codes narrow)
     chunks = []
     for c in col.chunks:
         labels = [fn(v) for v in c.dictionary.to_pylist()]
@@ -79,9 +80,9 @@ def _relabel(col: pa.ChunkedArray, fn: Callable[[str], str]) -> pa.ChunkedArray:
             first = {v: i for i, v in reversed(list(enumerate(labels)))}
             remap = np.array([first[v] for v in labels], np.int32)
             codes = remap[indices.fill_null(0).to_numpy(zero_copy_only=False)]
-            indices = pa.array(codes, pa.int32(), mask=indices.is_null().to_numpy(False))
+            indices = pa.array(codes, kind, mask=indices.is_null().to_numpy(False))
         chunks.append(pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string())))
-    return pa.chunked_array(chunks, pa.dictionary(pa.int32(), pa.string()))
+    return pa.chunked_array(chunks, pa.dictionary(kind, pa.string()))
 
 
 _TIME_NAMES = {"start": "start_ns", "end": "end_ns", "duration": "duration_ns"}

@@ -28,7 +28,8 @@ def with_launch(trace: Trace, graphs: pa.Table) -> pa.Table:
 
 def _launch_names(api: pa.Table, graphs: pa.Table) -> dict[tuple[int, int], str]:
     """(pid, correlation id) -> the API call's display name, for the graphs' ids only."""
-    wanted = pc.is_in(api["correlation_id"], value_set=graphs["correlation_id"].combine_chunks())
+    ids = graphs["correlation_id"].combine_chunks().cast(api["correlation_id"].type)
+    wanted = pc.is_in(api["correlation_id"], value_set=ids)  # (graphs may be held narrow)
     hits = api.filter(wanted)
     out: dict[tuple[int, int], str] = {}
     for pid, corr, name in zip(
