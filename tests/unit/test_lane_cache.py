@@ -169,12 +169,25 @@ def _lane(meta: dict, stream: int) -> dict:
         lambda m, r: [4, 7],  # a row past the table
         lambda m, r: m["lanes"][0].pop("first"),
         lambda m, r: m.update(lanes=[{"key": 3}]),
+        lambda m, r: [-3, -1],  # rows before the table (numpy would count from its end)
+        lambda m, r: _lane(m, 7).update(n=-1),  # a slice the wrong way round
+        lambda m, r: m["lanes"].append(dict(_lane(m, 8))),  # a row in two lanes
+        lambda m, r: m["lanes"].remove(_lane(m, 8)),  # a row in none
     ],
 )
 def test_a_wrong_index_is_never_used(tmp_path: Path, damage):  # type: ignore[no-untyped-def]
     trace, path = _stored(tmp_path)
     assert lane_cache.load_split(trace, "kernels", COLS) is not None
     _edit(path, damage)
+    assert lane_cache.load_split(trace, "kernels", COLS) is None
+
+
+def test_an_index_without_its_rows_column_is_not_used(tmp_path: Path):
+    trace, path = _stored(tmp_path)
+    meta = ipc.open_file(path).schema.metadata
+    table = pa.table({"other": pa.array([4, 6], pa.int32())}).replace_schema_metadata(meta)
+    with ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
     assert lane_cache.load_split(trace, "kernels", COLS) is None
 
 

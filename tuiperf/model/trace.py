@@ -60,7 +60,11 @@ class Trace:
     #: told when a table's detail columns start (True) and stop (False) converting, from
     #: the thread that converts them (the viewer says so in its header)
     on_details: Callable[[str, bool], None] | None = None
+    #: held while detail columns convert (which may wait on the viewer's thread: on_details)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: held while a table is replaced (columns widened, details joined): never while
+    #: waiting on anything else, so a widening never waits behind a detail conversion
+    _swap: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def table(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """The canonical table `name` (an empty one when the report lacks it).
@@ -75,6 +79,8 @@ class Trace:
         pending = name in self.pending
         if pending and (columns is None or not set(columns) <= stored_columns.provides(name, t)):
             t = self._complete(name)
+        elif columns is not None and not set(columns) <= stored_columns.provides(name, t):
+            t = self.tables[name]  # its details joined by another thread meanwhile
         if stored_columns.to_restore(name, t, columns):
             t = self._restore(name, columns)
         return t if columns is None else t.select(columns)
@@ -99,7 +105,7 @@ class Trace:
 
     def _restore(self, name: str, columns: list[str] | None) -> pa.Table:
         """Table `name` with `columns` canonical from now on (widened once, kept)."""
-        with self._lock:
+        with self._swap:
             t = self.tables[name]
             todo = stored_columns.to_restore(name, t, columns)
             if todo:
@@ -111,12 +117,13 @@ class Trace:
             loader = self.pending.get(name)
             if loader is not None:
                 details = self._load_details(name, loader)
-                core = self.tables[name]
-                if details.num_rows != core.num_rows:
-                    raise ValueError(f"{name}: detail rows do not match the table")
-                # the core's narrow columns stay as stored (widened when used)
-                self.tables[name] = stored_columns.merged(name, core, details)
-                del self.pending[name]
+                with self._swap:
+                    core = self.tables[name]
+                    if details.num_rows != core.num_rows:
+                        raise ValueError(f"{name}: detail rows do not match the table")
+                    # the core's narrow columns stay as stored (widened when used)
+                    self.tables[name] = stored_columns.merged(name, core, details)
+                    del self.pending[name]
             return self.tables[name]
 
     def _load_details(self, name: str, loader: Callable[[], pa.Table]) -> pa.Table:

@@ -38,8 +38,9 @@ def process_trace(trace: Trace, pid: int) -> Trace:
     tables: dict[str, pa.Table] = {}
     for name, t in trace.tables.items():
         if "pid" in t.column_names and t.num_rows:
-            keep = pc.fill_null(pc.equal(t["pid"], pa.scalar(pid, t.schema.field("pid").type)),
-                                False)  # fmt: skip
+            # (a cache entry holds pid in the narrowest type of that table's own pids)
+            pids = t["pid"].cast(pa.int64())
+            keep = pc.fill_null(pc.equal(pids, pa.scalar(pid, pa.int64())), False)
             t = t.filter(keep)
         tables[name] = t
     return Trace(tables, trace.meta)

@@ -43,20 +43,33 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
     t = trace.table(table, ["start", "end"])
     if index is None or meta is None or meta.get("rows_in_table") != t.num_rows:
         return None
-    rows = arrays.view(index["rows"])
     starts, ends = table_times(t)
     out: dict[tuple, Any] = {}
     try:
-        for lane in meta["lanes"]:
+        rows = _rows(index, t.num_rows)
+        lanes = meta["lanes"]
+        if sum(int(lane["n"]) for lane in lanes) != t.num_rows:
+            raise ValueError  # the lanes hold every row once
+        for lane in lanes:
             out[tuple(lane["key"])] = _lane(lane, rows, starts, ends)
     except (IndexError, KeyError, TypeError, ValueError):
         return None  # not what store_split writes: built again
     return out
 
 
+def _rows(index: pa.Table, n_rows: int) -> np.ndarray:
+    """The stored rows, each a row of the table (else ValueError)."""
+    rows = arrays.view(index["rows"])
+    if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= n_rows):
+        raise ValueError
+    return rows
+
+
 def _lane(lane: dict, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Intervals:
     """One lane's Intervals: its rows' starts and repaired ends, indexed like a build."""
     n, first = int(lane["n"]), int(lane["first"])
+    if n < 0:
+        raise ValueError
     if first >= 0:  # a run of rows: the table's columns, sliced
         if first + n > len(starts):
             raise IndexError  # a run past the table
