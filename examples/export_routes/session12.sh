@@ -6,9 +6,9 @@
 #    `nsys export --type arrowdir` alone (the ≤ 1.1× target). Pass 2 (the viewer into an
 #    empty cache) is left out to fit one call.
 # usage (repository root, GPU machine; .debs/ (libdw, libelf, tmux), .whl/ and OLD_TREE
-# carried):  session12.sh OUTDIR OLD_TREE [ROUNDS]
+# carried):  session12.sh OUTDIR OLD_TREE [ROUNDS] [SECONDS_BUDGET]
 set -u
-OUTDIR=${1:?usage}; OLD=${2:?usage}; ROUNDS=${3:-4}
+OUTDIR=${1:?usage}; OLD=${2:?usage}; ROUNDS=${3:-4}; BUDGET=${4:-540}
 W=/tmp/s12 && rm -rf "$W" && mkdir -p "$W" "$OUTDIR"
 export PYTHONUNBUFFERED=1
 exec > >(tee -a "$OUTDIR/log.txt") 2>&1
@@ -23,13 +23,13 @@ timeout 200 "$NSYS" profile -t cuda,nvtx,osrt -f true -o "$W/big" \
     python3 examples/export_routes/many_kernels.py --kernels 1000000 > "$W/log_profile.txt" 2>&1
 echo "profile rc=$? $((SECONDS - t)) s"; ls -la "$W/big.nsys-rep" || exit 1
 export TUIPERF_NSYS=$NSYS
-timeout 150 python3 bench/first_screen.py "$W/big.nsys-rep" --cache-dir /tmp/s12c --rounds 9 \
+timeout 150 python3 bench/first_screen.py "$W/big.nsys-rep" --cache-dir /tmp/s12c --rounds "$ROUNDS" \
     --tree this="$PWD" --tree old="$OLD" 2>&1 | tee "$OUTDIR/first_screen.txt"
 echo "first screen done at $SECONDS s"
 ms() { python3 -c 'import time; print(int(time.time()*1000))'; }
 ROOT=$PWD
 for i in $(seq "$ROUNDS"); do
-    (( SECONDS < 540 )) || break
+    (( SECONDS < BUDGET )) || break
     for arm in export new old; do
         rm -rf "$W/e" "$W/c"; sync; a=$(ms)
         case $arm in
