@@ -166,6 +166,7 @@ def _lane(meta: dict, stream: int) -> dict:
         lambda m, r: _lane(m, 8).update(first=7),  # a run starting past the table
         lambda m, r: _lane(m, 9).update(n=3),  # more rows than the index holds
         lambda m, r: _lane(m, 9).update(at=-1),
+        lambda m, r: _lane(m, 9).update(at=1),  # its rows run past the index's end
         lambda m, r: [4, 7],  # a row past the table
         lambda m, r: m["lanes"][0].pop("first"),
         lambda m, r: m.update(lanes=[{"key": 3}]),
