@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as pa_ipc
 import pytest
@@ -88,6 +89,22 @@ def test_locate_round_trips(vit):
         lane, pos = ls.locate(vit, table, row)
         assert ls.lanes[lane].table == table
         assert int(ls.lanes[lane].iv.rows[pos]) == row
+
+
+def test_locate_from_a_cache_entry_reads_its_keys_as_stored(nsys_dir: Path, tmp_path: Path):
+    """The same lanes and positions as a cache-less open, and the key columns a cache entry
+    holds narrow stay narrow (one row's keys never widen the whole columns)."""
+    report = nsys_dir / "vit_range.sqlite"
+    plain = open_trace(report, OpenOptions(use_cache=False))
+    open_trace(report, OpenOptions(cache_dir=tmp_path))
+    held = open_trace(report, OpenOptions(cache_dir=tmp_path))
+    want, got = build_lanes(plain), build_lanes(held)
+    before = {t: held.tables[t].schema for t in ("kernels", "api", "memcpy", "nvtx")}
+    for table, row in (("kernels", 17), ("api", 1000), ("memcpy", 3), ("nvtx", 4)):
+        assert got.locate(held, table, row) == want.locate(plain, table, row) is not None
+    assert {t: held.tables[t].schema for t in before} == before
+    assert before["api"].field("tid").type != pa.int64()  # narrow: the check above can fail
+    assert got.locate(held, "devices", 0) is None
 
 
 def test_names_of_boxes(vit):

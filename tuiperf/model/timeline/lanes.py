@@ -154,7 +154,10 @@ class LaneSet:
     def locate(self, trace: Trace, table: str, row: int) -> tuple[int, int] | None:
         """(lane index, position in lane) of row `row` of `table`, if it is drawn."""
         spec = _SPECS.get(table)
-        t = trace.table(table, ["start", *spec[1]] if spec else None)
+        if spec is None:
+            return None
+        # one row's keys: read as held (never widening whole key columns for it)
+        t = trace.stored(table, ["start", *spec[1]])
         if not 0 <= row < t.num_rows:
             return None
         rec = t.slice(row, 1).to_pylist()[0]
