@@ -65,6 +65,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "lane_cache": ("tuiperf/model/timeline/lane_cache.py", [
         U + "test_lanes.py", U + "test_lane_cache.py"]),
     "stored_columns": ("tuiperf/model/stored_columns.py", [U + "test_stored_columns.py"]),
+    "trace": ("tuiperf/model/trace.py", [
+        U + "test_stored_columns.py", U + "test_narrow_readers.py", U + "test_deferred_details.py",
+        U + "test_trace_on_details.py", U + "test_cache_details_file.py",
+        U + "test_lanes.py", U + "test_lane_cache.py", U + "test_analysis_sample.py"]),
     "ncu_link": ("tuiperf/model/ncu/link.py", [
         U + "test_ncu_link.py", U + "test_oracle_ncu_link.py"]),
 }  # fmt: skip

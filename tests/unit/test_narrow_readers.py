@@ -87,3 +87,45 @@ def test_a_detail_column_asked_for_while_another_thread_joined_them():
 
     trace.tables = Racing(trace.tables)
     assert trace.table("kernels", ["grid_x"]).num_rows == 1
+
+
+def test_a_missing_table_is_empty_with_the_columns_asked_for():
+    trace = Trace({}, _meta())
+    assert trace.table("kernels", ["start", "pid"]).column_names == ["start", "pid"]
+    assert trace.table("kernels").schema == schema.TABLES["kernels"]
+
+
+def test_asking_for_exactly_the_held_columns_leaves_the_details_pending():
+    """Every column the core holds or computes, and nothing else: no detail conversion."""
+    kernels = narrow.core(_table("kernels", [5000, 5001]))
+
+    def details() -> pa.Table:
+        raise AssertionError("the detail columns were converted")
+
+    trace = Trace({"kernels": kernels}, _meta(), pending={"kernels": details})
+    every = [*kernels.column_names, "duration"]
+    got = trace.table("kernels", every)
+    assert got.column_names == every and "kernels" in trace.pending
+    assert got["duration"].to_pylist() == [1, 1]
+
+
+def test_held_tables_come_with_their_details_and_as_stored():
+    kernels = narrow.core(_table("kernels", [5000, 5001]))
+    grid = pa.table({"start": kernels["start"], "grid_x": pa.array([3, 4], pa.int32())})
+    trace = Trace({"kernels": kernels}, _meta(), pending={"kernels": lambda: grid})
+    got = trace.held("kernels")
+    assert "kernels" not in trace.pending and got["grid_x"].to_pylist() == [3, 4]
+    assert got.schema.field("pid").type == pa.int16() and "duration" not in got.column_names
+    assert trace.held("kernels") is got  # the same table, nothing converted again
+    assert trace.held("memset").schema == schema.TABLES["memset"]  # absent: empty, canonical
+
+
+def test_stored_columns_as_held_and_what_is_not_held_through_table():
+    kernels = narrow.core(_table("kernels", [5000, 5001]))
+    trace = Trace({"kernels": kernels}, _meta())
+    every = trace.stored("kernels", list(kernels.column_names))  # exactly what is held
+    assert every.schema == kernels.schema
+    got = trace.stored("kernels", ["pid", "duration"])  # duration is computed: via table()
+    assert got.column_names == ["pid", "duration"]
+    assert got["pid"].to_pylist() == [5000, 5001] and got["duration"].to_pylist() == [1, 1]
+    assert trace.stored("memset", ["start", "pid"]).column_names == ["start", "pid"]
