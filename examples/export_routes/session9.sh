@@ -6,9 +6,10 @@
 # (It replaces session8.sh, never run: the same steps, ordered so that each gets its share
 # of one 10-minute call.)
 # usage (repository root, GPU machine; .debs/ (libdw, libelf, tmux), .whl/ and OLD_TREE
-# carried):  session9.sh OUTDIR OLD_TREE [ROUNDS]
+# carried):  session9.sh OUTDIR OLD_TREE [ROUNDS] [SECONDS_BUDGET]
+# VIEWER=0 leaves pass 2 out (pass 9 of bench/routes.md: what was left of the device time).
 set -u
-OUTDIR=${1:?usage}; OLD=${2:?usage}; ROUNDS=${3:-4}
+OUTDIR=${1:?usage}; OLD=${2:?usage}; ROUNDS=${3:-4}; BUDGET=${4:-540}
 W=/tmp/s8 && rm -rf "$W" && mkdir -p "$W" "$OUTDIR"
 export PYTHONUNBUFFERED=1
 exec > >(tee -a "$OUTDIR/log.txt") 2>&1
@@ -26,12 +27,14 @@ export TUIPERF_NSYS=$NSYS
 timeout 150 python3 bench/first_screen.py "$W/big.nsys-rep" --cache-dir /tmp/s9 --rounds 9 \
     --tree this="$PWD" --tree old="$OLD" 2>&1 | tee "$OUTDIR/first_screen.txt"
 echo "first screen done at $SECONDS s"
-timeout 200 python3 examples/export_routes/ahead_tui.py "$W/big.nsys-rep" "$OLD" "$NSYS" "$OUTDIR/viewer.txt" "$ROUNDS"
-echo "viewer done at $SECONDS s"
+if [ "${VIEWER:-1}" != 0 ]; then
+    timeout 200 python3 examples/export_routes/ahead_tui.py "$W/big.nsys-rep" "$OLD" "$NSYS" "$OUTDIR/viewer.txt" "$ROUNDS"
+    echo "viewer done at $SECONDS s"
+fi
 ms() { python3 -c 'import time; print(int(time.time()*1000))'; }
 ROOT=$PWD
 for i in $(seq "$ROUNDS"); do
-    (( SECONDS < 540 )) || break
+    (( SECONDS < BUDGET )) || break
     for arm in export new old; do
         rm -rf "$W/e" "$W/c"; sync; a=$(ms)
         case $arm in

@@ -22,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from tuiperf.model.arrays import view
+
 #: narrow candidates, narrowest first, with their (inclusive) ranges
 _INTS = (
     (pa.int8(), -(1 << 7), (1 << 7) - 1),
@@ -117,14 +119,9 @@ def duration_is_derived(table: pa.Table) -> bool:
         if start.null_count or end.null_count or duration.null_count:
             if not _same_with_nulls(start, end, duration):
                 return False
-        elif not np.array_equal(np.subtract(_ints(end), _ints(start)), _ints(duration)):
+        elif not np.array_equal(np.subtract(view(end), view(start)), view(duration)):
             return False
     return True
-
-
-def _ints(col: pa.ChunkedArray) -> np.ndarray:
-    parts = [np.frombuffer(c.buffers()[1], np.int64, len(c), c.offset * 8) for c in col.chunks]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _same_with_nulls(start: pa.ChunkedArray, end: pa.ChunkedArray, got: pa.ChunkedArray) -> bool:
