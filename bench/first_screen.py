@@ -1,7 +1,7 @@
 """First timeline screen from the cache, in a real terminal (tmux), A/B between code trees.
 
 usage: .venv/bin/python bench/first_screen.py REPORT --cache-dir DIR [--rounds N]
-                                              [--tree LABEL=PATH ...]
+                                              [--tree LABEL=PATH ...] [--poll S]
 Each round starts `python -m tuiperf REPORT --cache-dir DIR` once per tree (in that tree's
 folder, so its `tuiperf` is the one imported; default: this checkout), alternating, and
 times the first screen = the timeline's scale label (`… /col`) drawn. The cache entry is
@@ -32,7 +32,14 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tree", action="append", default=[])
+    ap.add_argument(
+        "--poll",
+        type=float,
+        default=peers_tmux.POLL_S,
+        help="seconds between screen captures (the measure's resolution)",
+    )
     args = ap.parse_args()
+    peers_tmux.POLL_S = args.poll
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE.parent)}
     report = args.report.resolve()
     caches = {label: (args.cache_dir / label).resolve() for label in trees}

@@ -18,6 +18,8 @@ from tuiperf.errors import UsageError
 
 if TYPE_CHECKING:
     from tuiperf.analysis.ids import Target
+    from tuiperf.load.open import OpenOptions
+    from tuiperf.tui.early import EarlyOpen
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,13 +79,25 @@ def run_open(argv: list[str]) -> int:
     if not has_terminal():
         raise UsageError(no_terminal_hint(args.report_path))
     export_ahead(args, path)  # a .nsys-rep: nsys works while Textual is imported
+    opts = open_options(args)
     if goto is not None:
         from tuiperf.tui.goto import run_app_at
 
-        return run_app_at(path, args, open_options(args), goto)
+        return run_app_at(path, args, opts, goto)
+    early = open_early(path, args, opts)  # a cache entry opens while Textual is imported
     from tuiperf.tui.app import run_app
 
-    return run_app(path, args, open_options(args))
+    return run_app(path, args, opts, early=early)
+
+
+def open_early(path: Path, args: argparse.Namespace, opts: OpenOptions) -> EarlyOpen | None:
+    """The report's cache entry opening in a thread from now (tui/early.py); None where
+    the viewer opens something else or an export was started (there is no entry)."""
+    if args.ncu_path is not None or args.export_ahead is not None or not opts.use_cache:
+        return None
+    from tuiperf.tui.early import EarlyOpen
+
+    return EarlyOpen(Path(path), opts)
 
 
 def parse_goto(text: str | None) -> Target | None:

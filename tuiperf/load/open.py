@@ -37,6 +37,10 @@ _NSYS_MARKERS = {
 }
 
 
+class NotCached(Exception):
+    """The report has no cache entry to open (OpenOptions.cached_only): it would convert."""
+
+
 @dataclass
 class OpenOptions:
     cache_dir: Path | None = None
@@ -49,6 +53,8 @@ class OpenOptions:
     #: the export of the `.nsys-rep` being opened, started early by the caller
     #: (nsys_rep.export_ahead); used when it is of that report, else stopped
     ahead: nsys_rep.Export | None = None
+    #: open the report only from its cache entry: raise NotCached where it would convert
+    cached_only: bool = False
 
     def say(self, step: Progress) -> None:
         if self.progress is not None:
@@ -192,6 +198,8 @@ def _through_cache(
 ) -> Trace:
     """`split_details`: the source can be read again, so a conversion of every column keeps
     the detail columns apart as a first open does (load.cache.store.EntryWriter)."""
+    if opts.cached_only and not opts.use_cache:
+        raise NotCached(str(path))
     if not opts.use_cache:
         tables: dict[str, pa.Table] = {}
         meta = build(tables.__setitem__)
@@ -200,6 +208,8 @@ def _through_cache(
     cache.ensure_writable()
     key = CacheKey.for_source(path, kind)
     hit = cache.load(key)
+    if hit is None and opts.cached_only:
+        raise NotCached(str(path))
     if hit is None:
         with cache.writer(key, split_details, narrow_core=True) as w:
             w.meta = build(w.add).to_json()

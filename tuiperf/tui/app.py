@@ -50,9 +50,13 @@ from tuiperf.tui.widgets.status import StatusLine
 from tuiperf.tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:  # indexed on the first selection, not before the first frame
+    from collections.abc import Callable
+
+    from tuiperf.load.progress import OnProgress
     from tuiperf.model.ncu.link import NcuLink
     from tuiperf.model.ncu.metrics import KernelMetrics
     from tuiperf.model.timeline.attribution import NvtxIndex
+    from tuiperf.tui.early import EarlyOpen
 
 #: the named phases of a load, in order
 PHASES = ("open report", "read tables", "index lanes", "draw")
@@ -87,9 +91,12 @@ class TuiperfApp(App[int]):
         ncu_path: Path | None = None,
         ncu_baseline: Path | None = None,
         show_traceback: bool = False,
+        early: EarlyOpen | None = None,
     ) -> None:
         super().__init__()
         self.path = path
+        #: the report opened from its cache entry while the app started (tui/early.py)
+        self.early = early
         #: --debug: print Textual's traceback of an unhandled exception on exit
         self.show_traceback = show_traceback
         self.opts = opts or OpenOptions()
@@ -189,13 +196,7 @@ class TuiperfApp(App[int]):
                     self.ncu_baseline = ncu_screen.load_ncu(self.ncu_baseline_path, ncu_opts)
                 self.call_from_thread(self._open_ncu_alone)
                 return
-            trace = self.trace
-            if trace is None:
-                assert self.path is not None
-                trace = open_trace(self.path, replace(self.opts, progress=from_loader))
-            report("index lanes", 0.0)
-            # the lane index goes into the cache entry after the first frame (_warm_names)
-            lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m), keep=False)
+            trace, lanes = self._open(worker, report, from_loader)
             if self.ncu_path is not None:
                 from tuiperf.tui.screens import ncu as ncu_screen
 
@@ -216,6 +217,28 @@ class TuiperfApp(App[int]):
         except Exception:
             if not self._quit_while_loading(worker):
                 raise
+
+    def _open(
+        self, worker: Any, report: Callable[..., None], from_loader: OnProgress
+    ) -> tuple[Trace, LaneSet]:
+        """The trace and its lanes: the ones opened while the app started (an EarlyOpen,
+        from the cache entry), else opened here with progress."""
+        trace, lanes = self.trace, None
+        if trace is None and self.early is not None:
+            self.early.progress = lambda m, f: report("index lanes", f, m)
+            got = self.early.result(lambda: worker.is_cancelled)
+            if worker.is_cancelled:
+                raise LoadCancelled
+            if got is not None:
+                trace, lanes = got
+        if trace is None:
+            assert self.path is not None
+            trace = open_trace(self.path, replace(self.opts, progress=from_loader))
+        if lanes is None:
+            report("index lanes", 0.0)
+            # the lane index goes into the cache entry after the first frame (_warm_names)
+            lanes = build_lanes(trace, lambda m, f: report("index lanes", f, m), keep=False)
+        return trace, lanes
 
     def _open_ncu_alone(self) -> None:
         """`tuiperf report.ncu-rep`: the ncu screen is the whole app."""
