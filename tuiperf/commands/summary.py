@@ -172,7 +172,7 @@ def _computed(
 
 def _import_writers(args: argparse.Namespace) -> None:
     """What `_write` imports (Rich for a table: ~25 ms), while nsys works, not after."""
-    import tuiperf.export  # noqa: F401
+    import tuiperf.export
 
     if args.format == "table":
         import tuiperf.report.tables  # noqa: F401

@@ -248,6 +248,7 @@ class NsysReader:
             target = schema.detail_schema(name)
         else:
             target = schema.TABLES[name]
+        target = _without_duration(target)
         wanted = set(target.names)
         if part != "all":
             cols = [c for c in cols if _FEEDS.get(c, {c}) & wanted]
@@ -701,7 +702,18 @@ def _corr_keys(t: pa.Table) -> np.ndarray:
 
 
 def _times(t: pa.Table) -> dict[str, pa.Array | pa.ChunkedArray]:
-    return {"start": t["start"], "end": t["end"], "duration": pc.subtract(t["end"], t["start"])}
+    """`start` and `end`; `duration` (end - start) is never assembled (`_without_duration`)."""
+    return {"start": t["start"], "end": t["end"]}
+
+
+def _without_duration(target: pa.Schema) -> pa.Schema:
+    """`target` less `duration` where it has `start` and `end`: the trace computes it from
+    them on first use (model/stored_columns.py), as it does for a cache entry, which never
+    stores it. Assembling it cost 8 bytes a row written, then checked and dropped."""
+    names = target.names
+    if "duration" in names and "start" in names and "end" in names:
+        return target.remove(target.get_field_index("duration"))
+    return target
 
 
 __all__ = ["NsysReader", "encode_strings", "pid_of", "tid_of"]
