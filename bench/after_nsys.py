@@ -40,7 +40,8 @@ def run_once(tree: Path, work: Path, nsys: Path, stamp: Path) -> float:
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     stamp.unlink(missing_ok=True)
-    env = dict(os.environ, TUIPERF_NSYS=str(nsys), PYTHONPATH=str(tree))
+    path = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, TUIPERF_NSYS=str(nsys), PYTHONPATH=path)
     cmd = [sys.executable, "-m", "tuiperf", "summary", str(work / "big.nsys-rep"),
            "--cache-dir", str(cache), "-r", "kern", "--top", "3", "-q"]  # fmt: skip
     subprocess.run(cmd, cwd=tree, env=env, check=True, capture_output=True)
