@@ -1,5 +1,3 @@
-import sys
+from tuiperf.cli import run
 
-from tuiperf.cli import main
-
-sys.exit(main())
+run()
