@@ -153,3 +153,55 @@ def test_the_cli_starts_it_only_where_an_entry_can_be(tmp_path: Path) -> None:
     job = open_early(report, _args(), opts)
     assert isinstance(job, EarlyOpen)
     assert job.result(never_cancelled) is None  # no entry yet
+
+
+def test_it_leaves_the_export_ahead_and_the_progress_printer_alone(tmp_path: Path) -> None:
+    """Its own open never cancels an nsys export started ahead (open_trace stops the one it
+    was given) and never prints progress (the CLI's printer would write under the TUI)."""
+
+    class Ahead:
+        cancelled = 0
+
+        def cancel(self) -> None:
+            Ahead.cancelled += 1
+
+    report = nsys_report("vit_amp")
+    printed: list[object] = []
+    opts = OpenOptions(cache_dir=tmp_path, progress=printed.append, ahead=Ahead())  # type: ignore[arg-type]
+    open_trace(report, OpenOptions(cache_dir=tmp_path))
+    printed.clear()
+    assert EarlyOpen(report, opts).result(never_cancelled) is not None
+    assert Ahead.cancelled == 0
+    assert printed == []
+
+
+def test_it_never_holds_the_process_nor_writes_the_lane_index(tmp_path: Path) -> None:
+    report = nsys_report("vit_amp")
+    open_trace(report, OpenOptions(cache_dir=tmp_path))  # an entry, no lane index yet
+    job = EarlyOpen(report, OpenOptions(cache_dir=tmp_path))
+    assert job._thread.daemon  # a quit never waits for it
+    got = job.result(never_cancelled)
+    assert got is not None
+    assert got[1].unkept  # kept by the app after its first frame, not here
+    assert not list(tmp_path.rglob("lane-index-*"))
+
+
+def test_the_lane_index_progress_reaches_a_waiter(monkeypatch, tmp_path: Path) -> None:
+    report = nsys_report("vit_amp")
+    opts = OpenOptions(cache_dir=tmp_path)
+    open_trace(report, opts)
+    gate = threading.Event()
+    real_open = early_module.open_trace
+
+    def gated(path, o):  # type: ignore[no-untyped-def]
+        gate.wait(10)
+        return real_open(path, o)
+
+    monkeypatch.setattr(early_module, "open_trace", gated)
+    job = EarlyOpen(report, opts)
+    said: list[tuple[str, float]] = []
+    job.progress = lambda message, fraction: said.append((message, fraction))
+    gate.set()
+    assert job.result(never_cancelled) is not None
+    assert said and said[0] == ("index kernels", 0.0)
+    assert all(m.startswith("index ") and 0.0 <= f < 1.0 for m, f in said)
