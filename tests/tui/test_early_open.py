@@ -6,6 +6,7 @@ waits does not hang; `tuiperf REPORT` starts it only where an entry can be there
 from __future__ import annotations
 
 import argparse
+import shutil
 import threading
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tuiperf.tui import early as early_module
 from tuiperf.tui.app import TuiperfApp
 from tuiperf.tui.early import EarlyOpen
 
+REPO = Path(__file__).resolve().parents[2]
 FIELDS = ("starts", "ends", "rows", "max_end", "u_start", "u_end", "cum_busy")
 
 
@@ -165,10 +167,15 @@ def test_it_leaves_the_export_ahead_and_the_progress_printer_alone(tmp_path: Pat
         def cancel(self) -> None:
             Ahead.cancelled += 1
 
-    report = nsys_report("vit_amp")
+    # a .nsys-rep with its SQLite export beside it: opened without nsys, and open_trace
+    # stops the export it was given for a .nsys-rep (here: the early open's own)
+    report = tmp_path / "run.nsys-rep"
+    shutil.copy(REPO / "tests" / "data" / "nsys" / "vit_range.nsys-rep", report)
+    shutil.copy(nsys_report("vit_range"), tmp_path / "run.sqlite")
     printed: list[object] = []
-    opts = OpenOptions(cache_dir=tmp_path, progress=printed.append, ahead=Ahead())  # type: ignore[arg-type]
-    open_trace(report, OpenOptions(cache_dir=tmp_path))
+    cache = tmp_path / "cache"
+    opts = OpenOptions(cache_dir=cache, progress=printed.append, ahead=Ahead())  # type: ignore[arg-type]
+    open_trace(report, OpenOptions(cache_dir=cache))
     printed.clear()
     assert EarlyOpen(report, opts).result(never_cancelled) is not None
     assert Ahead.cancelled == 0
