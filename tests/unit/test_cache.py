@@ -29,7 +29,14 @@ def report(tmp_path: Path, nsys_dir: Path) -> Path:
     return p
 
 
-def test_second_open_is_from_cache_and_memory_mapped(report: Path, tmp_path: Path) -> None:
+def test_second_open_is_from_cache_and_memory_mapped(
+    report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tuiperf.load.cache import store
+
+    # tables over store.COMPRESS_UP_TO (here: all) are mapped; smaller ones are compressed
+    # and read whole (test_cache_small_compressed.py)
+    monkeypatch.setattr(store, "COMPRESS_UP_TO", -1)
     opts = OpenOptions(cache_dir=tmp_path / "c")
     first = open_trace(report, opts)
     assert not first.meta.from_cache
@@ -135,11 +142,11 @@ def test_store_failure_leaves_no_entry(
     calls = {"n": 0}
     real = cache_mod.write_ipc
 
-    def failing(path, table, compression=None):  # type: ignore[no-untyped-def]
+    def failing(path, table, *args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 3:
             raise OSError(28, "No space left on device")
-        real(path, table, compression)
+        real(path, table, *args, **kwargs)
 
     monkeypatch.setattr(cache_mod, "write_ipc", failing)
     root = tmp_path / "c"

@@ -1,4 +1,5 @@
-"""The conversion cache: canonical tables as uncompressed Arrow IPC files, memory-mapped.
+"""The conversion cache: canonical tables as Arrow IPC files, memory-mapped (a table up to
+64 MiB is LZ4-compressed and read whole instead; detail columns are ZSTD-compressed).
 
 Layout: `<root>/<stem>-<path hash>-<identity hash>/` holding `manifest.json`
 (written last), one `<table>.arrow` per table and `last-used` (its mtime is the entry's last
@@ -36,26 +37,36 @@ from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_r
 
 
 def read_ipc(path: Path) -> pa.Table:
-    """Memory-map an Arrow IPC file (reads no data until a column is used)."""
+    """Memory-map an Arrow IPC file (reads no data until a column is used; a compressed
+    file's columns are decompressed here, whole)."""
     return ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
 #: rows per record batch of a compressed file: the writer holds a compression buffer as big
 #: as a batch's columns, so one batch per table would add the table's size to the peak
 _COMPRESSED_BATCH_ROWS = 1 << 20
+#: a compressed table up to this size is one batch all the same (one array a column when
+#: read back, as from an uncompressed file)
+_ONE_BATCH_BYTES = 64 << 20
 
 
 def write_ipc(
-    path: Path, table: pa.Table, compression: str | None = None, keep_chunks: bool = False
+    path: Path,
+    table: pa.Table,
+    compression: str | None = None,
+    keep_chunks: bool = False,
+    whole: bool = False,
 ) -> None:
     """One record batch per table, so a memory-mapped column is one contiguous array; with
     `keep_chunks`, one per chunk of the table as it is (no copy into one buffer: a reader
     that slices by chunk, like the lane index, still reads each chunk without a copy).
-    Compressed (read whole, never mapped in place): batches of 1M rows."""
+    Compressed (read whole, never mapped in place): batches of 1M rows, or (`whole`) one
+    batch up to `_ONE_BATCH_BYTES`, so that each column reads back as one array."""
     opts = ipc.IpcWriteOptions(compression=compression)
     if not keep_chunks:
         table = table.combine_chunks()
-    rows = _COMPRESSED_BATCH_ROWS if compression else max(table.num_rows, 1)
+    one = not compression or (whole and table.nbytes <= _ONE_BATCH_BYTES)
+    rows = max(table.num_rows, 1) if one else _COMPRESSED_BATCH_ROWS
     sink = pa.PythonFile(FileSink(path), mode="w")
     with sink, ipc.new_file(sink, table.schema, options=opts) as w:
         if keep_chunks:
@@ -68,16 +79,32 @@ def write_ipc(
 #: how detail columns are stored: compressed (they are read whole and widened on first use,
 #: never memory-mapped in place; bench/cache_size.md), when this pyarrow has the codec
 DETAILS_CODEC = "zstd" if pa.Codec.is_available("zstd") else None
+#: a core table (and a derived one: the lane index, stored summaries) up to this size is
+#: stored compressed too, in one batch: read whole on open instead of mapped in place, a
+#: few ms for these; bigger ones stay mapped (bench/small_tables_lz4.md)
+COMPRESS_UP_TO = _ONE_BATCH_BYTES
+#: LZ4 for them: entries 0.80-0.90x of the .nsys-rep on real captures for +18 ms on the
+#: first screen of a 1.1M-kernel one, where ZSTD gives 0.48-0.51x for +47 ms
+CORE_CODEC = "lz4" if pa.Codec.is_available("lz4") else None
+
+
+def codec_for(table: pa.Table) -> str | None:
+    """How a core or derived table is stored: CORE_CODEC up to COMPRESS_UP_TO bytes."""
+    return CORE_CODEC if table.nbytes <= COMPRESS_UP_TO else None
 
 
 def atomic_write_ipc(
-    path: Path, table: pa.Table, keep_chunks: bool = False, compression: str | None = None
+    path: Path,
+    table: pa.Table,
+    keep_chunks: bool = False,
+    compression: str | None = None,
+    whole: bool = False,
 ) -> None:
     # a fresh name, created by the writer itself: the file gets the umask's mode like the
     # rest of the entry (mkstemp would make it 0600)
     tmp = path.parent / f".tmp-{os.getpid()}-{secrets.token_hex(8)}.arrow"
     try:
-        write_ipc(tmp, table, compression, keep_chunks)
+        write_ipc(tmp, table, compression, keep_chunks, whole)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -124,7 +151,7 @@ class EntryWriter:
                 table = narrow.without_derived(table)  # each original goes once replaced
                 for i in narrow.narrowable(table):
                     table = narrow.narrow_column(table, i, _drop_spilled)
-            write_ipc(self.folder / f"{name}.arrow", table)
+            write_ipc(self.folder / f"{name}.arrow", table, codec_for(table), whole=True)
         except OSError as e:
             raise CacheError(
                 f"cannot write the cache in {self.folder.parent} ({e.strerror or e}); "
@@ -387,7 +414,7 @@ class Cache:
         d = self.entry(key) / "derived"
         try:
             d.mkdir(exist_ok=True)
-            atomic_write_ipc(d / f"{name}.arrow", table, keep_chunks)
+            atomic_write_ipc(d / f"{name}.arrow", table, keep_chunks, codec_for(table), True)
         except OSError:
             pass  # a derived result is an optimisation; never fail because of it
 
