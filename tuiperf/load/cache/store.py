@@ -34,6 +34,7 @@ from tuiperf.load import spill
 from tuiperf.load.cache import entries, narrow, usage
 from tuiperf.load.cache.file_sink import FileSink
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
+from tuiperf.model import stored_columns
 
 
 def read_ipc(path: Path) -> pa.Table:
@@ -147,10 +148,8 @@ class EntryWriter:
                 _drop_spilled(table)
                 table = table.drop_columns(detail)
                 self._split.append(name)
-            if self.narrow_core and name in schema.TABLES:  # narrow.core, a column at a time:
-                table = narrow.without_derived(table)  # each original goes once replaced
-                for i in narrow.narrowable(table):
-                    table = narrow.narrow_column(table, i, _drop_spilled)
+            if self.narrow_core and name in schema.TABLES:
+                table = _stored_core(name, table)
             write_ipc(self.folder / f"{name}.arrow", table, codec_for(table), whole=True)
         except OSError as e:
             raise CacheError(
@@ -170,6 +169,25 @@ class EntryWriter:
             "tables": self.rows,
             "meta": meta,
         }
+
+
+#: a core table bigger than this as converted (canonical types) is stored as it is, with
+#: its `duration`: used in place (memory-mapped), never widened into the process's own
+#: memory. Narrow, a 51.2M-kernel report's viewer widened 7.4 GiB of kernel and API
+#: columns into its memory and was killed (bench/big_tables_wide.md)
+NARROW_UP_TO = 1 << 30
+
+
+def _stored_core(name: str, table: pa.Table) -> pa.Table:
+    """Core table `name` as the entry stores it: narrow (narrow.core, a column at a time,
+    each original let go once replaced) up to NARROW_UP_TO bytes, else as converted."""
+    if table.nbytes > NARROW_UP_TO:
+        missing = stored_columns.to_restore(name, table, ["duration"])
+        return stored_columns.restored(name, table, missing)
+    table = narrow.without_derived(table)
+    for i in narrow.narrowable(table):
+        table = narrow.narrow_column(table, i, _drop_spilled)
+    return table
 
 
 def _drop_spilled(table: pa.Table) -> None:
