@@ -414,6 +414,13 @@ class Cache:
             atomic_write_ipc(self.details_path(key, name), stored, compression=DETAILS_CODEC)
             self.keep_under_cap()
 
+    def scratch(self, key: CacheKey, n: int, dtype: Any) -> np.ndarray:
+        """An array of `n` `dtype` in an unlinked file of the entry (spill.zeros), for what
+        a reopen computes from a big table (its lanes, model/timeline/lane_cache.py): page
+        cache, which the kernel can write back and reclaim, not the process's own memory.
+        In memory where no file can be made there."""
+        return spill.zeros(n, dtype, self.entry(key))
+
     # derived results --------------------------------------------------------
     def load_derived(self, key: CacheKey, name: str) -> pa.Table | None:
         p = self.entry(key) / "derived" / f"{name}.arrow"

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model import arrays
-from tuiperf.model.timeline.lane_intervals import Intervals
+from tuiperf.model.timeline.lane_intervals import Alloc, Intervals
 from tuiperf.model.timeline.lane_split import table_times
 from tuiperf.model.trace import Trace
 
@@ -45,6 +45,7 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
     if index is None or meta is None or meta.get("rows_in_table") != t.num_rows:
         return None
     starts, ends = table_times(t)
+    alloc = _allocator(trace, t.num_rows)
     out: dict[tuple, Any] = {}
     try:
         rows = _rows(index, t.num_rows)
@@ -52,7 +53,7 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
         if sum(int(lane["n"]) for lane in lanes) != t.num_rows:
             raise ValueError  # the lanes hold every row once
         for lane in lanes:
-            out[tuple(lane["key"])] = _lane(lane, rows, starts, ends)
+            out[tuple(lane["key"])] = _lane(lane, rows, starts, ends, alloc)
     except (IndexError, KeyError, TypeError, ValueError):
         return None  # not what store_split writes: built again
     return out
@@ -66,7 +67,25 @@ def _rows(index: pa.Table, n_rows: int) -> np.ndarray:
     return rows
 
 
-def _lane(lane: dict, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Intervals:
+#: a table whose lanes' computed arrays (starts, ends, busy sums: 24 bytes a row) would
+#: pass this many bytes has them in files of its cache entry (Cache.scratch: page cache,
+#: which the kernel can write back and reclaim), not in the process's own memory: 5 GiB
+#: of it at 51.2M kernels (bench/big_tables_wide.md)
+SCRATCH_FROM = 1 << 30
+
+
+def _allocator(trace: Trace, n_rows: int) -> Alloc:
+    """np.empty, or the cache entry's scratch files for a table over SCRATCH_FROM."""
+    scratch = getattr(trace.cache, "scratch", None)
+    if scratch is None or n_rows * 24 <= SCRATCH_FROM:
+        return np.empty
+    key = trace.cache_key
+    return lambda n, dtype: scratch(key, n, dtype)
+
+
+def _lane(
+    lane: dict, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, alloc: Alloc = np.empty
+) -> Intervals:
     """One lane's Intervals: its rows' starts and repaired ends, indexed like a build."""
     n, first = int(lane["n"]), int(lane["first"])
     if n < 0:
@@ -76,21 +95,35 @@ def _lane(lane: dict, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
             raise IndexError  # a run past the table
         s, e = starts[first : first + n], ends[first : first + n]
         if np.any(e < s):  # (`<=` would do the same: an end at its start is kept as is)
-            e = np.maximum(e, s)
-        return Intervals.owned(s, e, np.arange(first, first + n))
+            e = np.maximum(e, s, out=alloc(n, e.dtype))
+        return Intervals.owned(s, e, np.arange(first, first + n), alloc)
     at = int(lane["at"])
     if at < 0 or at + n > len(rows):
         raise IndexError  # rows past the index
     r = rows[at : at + n]  # memory-mapped, as stored
-    s = _gather(starts, r)
-    e = _gather(ends, r)
+    s = _gather(starts, r, alloc)
+    e = _gather(ends, r, alloc)
     np.maximum(e, s, out=e)
-    return Intervals.owned(s, e, r)
+    return Intervals.owned(s, e, r, alloc)
 
 
-def _gather(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+#: rows gathered at a time into an array that `alloc` gave
+_GATHER_STEP = 1 << 22
+
+
+def _gather(values: np.ndarray, rows: np.ndarray, alloc: Alloc = np.empty) -> np.ndarray:
     """`values[rows]` through Arrow's take (3.4× numpy's at 50M rows on two cores), without
-    its bounds check: `_rows` checked every row once. The result is this call's own."""
+    its bounds check: `_rows` checked every row once. The result is this call's own: Arrow's
+    buffer, or (a scratch `alloc`) filled a step at a time."""
+    if alloc is np.empty:
+        return _take(values, rows)
+    out = alloc(len(rows), values.dtype)
+    for lo in range(0, len(rows), _GATHER_STEP):
+        out[lo : lo + _GATHER_STEP] = _take(values, rows[lo : lo + _GATHER_STEP])
+    return out
+
+
+def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     got = pc.take(_arrow(values), _arrow(rows), boundscheck=False)
     return np.frombuffer(got.buffers()[1], values.dtype, len(got), got.offset * values.itemsize)
 

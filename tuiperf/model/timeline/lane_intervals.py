@@ -7,9 +7,14 @@ the class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+#: makes an uninitialized array (n, dtype): np.empty, or a file-backed one
+Alloc = Callable[[int, Any], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -30,15 +35,20 @@ class Intervals:
         self._index(starts, ends, np.ascontiguousarray(rows))
 
     @classmethod
-    def owned(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> Intervals:
+    def owned(
+        cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, alloc: Alloc = np.empty
+    ) -> Intervals:
         """Intervals over arrays the caller gives away: int64, contiguous, writable, every
         end at or after its start (lane_split builds them so). Nothing is copied unless the
-        starts need sorting."""
+        starts need sorting; the busy sums (and an overlapping lane's running maxima) go
+        into arrays from `alloc` (a cache entry's scratch files for a big table)."""
         self = cls.__new__(cls)
-        self._index(starts, ends, rows)
+        self._index(starts, ends, rows, alloc)
         return self
 
-    def _index(self, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> None:
+    def _index(
+        self, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, alloc: Alloc = np.empty
+    ) -> None:
         if len(starts) > 1 and np.any(starts[1:] < starts[:-1]):
             order = np.argsort(starts, kind="stable")
             starts, ends, rows = starts[order], ends[order], rows[order]
@@ -50,11 +60,11 @@ class Intervals:
             self.max_end = ends
             self.u_start, self.u_end = starts, ends
         else:
-            self.max_end = np.maximum.accumulate(ends)
+            self.max_end = np.maximum.accumulate(ends, out=alloc(len(ends), ends.dtype))
             self.u_start, self.u_end = _union(starts, self.max_end)
         #: busy ns up to the end of each union interval: running sums, inclusive (the
         #: lane index in the cache stores them so, restored without a copy)
-        busy = np.subtract(self.u_end, self.u_start)
+        busy = np.subtract(self.u_end, self.u_start, out=alloc(len(self.u_end), np.int64))
         self.cum_busy = np.cumsum(busy, out=busy)
 
     @classmethod
