@@ -29,7 +29,7 @@ for i in 1 2 3 4 5; do
     for tree in "$ROOT" "$OLD"; do
         out="$OUTDIR/phases-$(basename "$tree").txt"; n=$(cat "$out" 2>/dev/null | wc -l)
         tmux kill-server 2>/dev/null
-        tmux new-session -d -s ph -x 160 -y 48 "cd $tree && LANG=C.UTF-8 python3 $ROOT/examples/export_routes/phases.py $out $W/big.nsys-rep --cache-dir $W/ph-$(basename "$tree")"
+        tmux new-session -d -s ph -x 160 -y 48 "cd $tree && LANG=C.UTF-8 PYTHONPATH=$tree:$PYTHONPATH python3 $ROOT/examples/export_routes/phases.py $out $W/big.nsys-rep --cache-dir $W/ph-$(basename "$tree")"
         for _ in $(seq 100); do sleep 0.1; [ "$(cat "$out" 2>/dev/null | wc -l)" -gt "$n" ] && break; done
         sleep 0.3; tmux kill-server 2>/dev/null
     done

@@ -37,11 +37,13 @@ def test_batch_commands_do_not_import_textual(nsys_dir) -> None:  # type: ignore
         ["info", path],
         ["summary", "--help"],
     ):
+        # an exit handler: `python -m tuiperf` ends the process itself (cli.exit_now)
         code = (
-            f"import sys, runpy; sys.argv = ['tuiperf', *{args!r}]\n"
-            "try:\n    runpy.run_module('tuiperf', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            "print('TEXTUAL' if 'textual' in sys.modules else 'HEADLESS', file=sys.stderr)"
+            "import atexit, runpy, sys\n"
+            "atexit.register(lambda: print('TEXTUAL' if 'textual' in sys.modules else "
+            "'HEADLESS', file=sys.stderr))\n"
+            f"sys.argv = ['tuiperf', *{args!r}]\n"
+            "runpy.run_module('tuiperf', run_name='__main__')\n"
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
