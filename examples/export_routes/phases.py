@@ -1,7 +1,8 @@
 """Where the viewer's first screen from the cache goes, in a real terminal: `tuiperf REPORT`
 with timestamps (seconds since the process started) appended to OUT as one line:
 interpreter ready, viewer imported, app mounted, report loaded (trace and lanes in the app),
-first refresh after it. usage: python phases.py OUT REPORT [tuiperf options]"""
+first refresh after it. usage: PYTHONPATH=TREE python phases.py OUT REPORT [options]
+(a script: the folder it runs in is not on its import path)"""
 
 from __future__ import annotations
 
