@@ -53,8 +53,25 @@ def test_the_size_rule(tmp_path: Path, monkeypatch) -> None:
     trace = open_trace(nsys_report("vit_range"), OpenOptions(cache_dir=tmp_path))
     rows = trace.table("api", ["start"]).num_rows
     monkeypatch.setattr(lane_cache, "SCRATCH_FROM", rows * 24)
-    assert lane_cache._allocator(trace, rows) is np.empty  # at the limit: in memory
-    alloc = lane_cache._allocator(trace, rows + 1)
+    assert lane_cache.allocator(trace, rows) is np.empty  # at the limit: in memory
+    alloc = lane_cache.allocator(trace, rows + 1)
     assert alloc is not np.empty and _file_backed(alloc(10, np.int64))
     no_cache = open_trace(nsys_report("vit_range"), OpenOptions(use_cache=False))
-    assert lane_cache._allocator(no_cache, rows + 1) is np.empty  # nowhere to put files
+    assert lane_cache.allocator(no_cache, rows + 1) is np.empty  # nowhere to put files
+
+
+def test_split_anew_into_scratch_equal_a_fresh_build(tmp_path: Path, monkeypatch) -> None:
+    """A first open (no lane index stored yet) splits a big table straight into scratch."""
+    monkeypatch.setattr(lane_cache, "SCRATCH_FROM", 0)
+    trace = open_trace(nsys_report("vit_amp"), OpenOptions(cache_dir=tmp_path))
+    assert not list(tmp_path.rglob("lane-index-*"))
+    got = _arrays(build_lanes(trace, keep=False))
+    fresh = _arrays(build_lanes(open_trace(nsys_report("vit_amp"), OpenOptions(use_cache=False))))
+    assert got.keys() == fresh.keys()
+    for key in fresh:
+        for name, a, b in zip(FIELDS, fresh[key], got[key]):
+            np.testing.assert_array_equal(a, b, err_msg=f"{key} {name}")
+    split = [k for k in fresh if k[0] in lanes_module._SPECS]
+    for key in split:
+        for name in ("starts", "rows", "cum_busy"):
+            assert _file_backed(got[key][FIELDS.index(name)]), (key, name)

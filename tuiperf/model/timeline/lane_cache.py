@@ -45,7 +45,7 @@ def load_split(trace: Trace, table: str, cols: tuple[str, ...]) -> dict[tuple, A
     if index is None or meta is None or meta.get("rows_in_table") != t.num_rows:
         return None
     starts, ends = table_times(t)
-    alloc = _allocator(trace, t.num_rows)
+    alloc = allocator(trace, t.num_rows)
     out: dict[tuple, Any] = {}
     try:
         rows = _rows(index, t.num_rows)
@@ -67,14 +67,14 @@ def _rows(index: pa.Table, n_rows: int) -> np.ndarray:
     return rows
 
 
-#: a table whose lanes' computed arrays (starts, ends, busy sums: 24 bytes a row) would
-#: pass this many bytes has them in files of its cache entry (Cache.scratch: page cache,
+#: a table whose lanes' arrays (starts, ends, busy sums: 24 bytes a row; split anew, rows
+#: too) would pass this many bytes has them in files of its cache entry (Cache.scratch: page cache,
 #: which the kernel can write back and reclaim), not in the process's own memory: 5 GiB
 #: of it at 51.2M kernels (bench/big_tables_wide.md)
 SCRATCH_FROM = 1 << 30
 
 
-def _allocator(trace: Trace, n_rows: int) -> Alloc:
+def allocator(trace: Trace, n_rows: int) -> Alloc:
     """np.empty, or the cache entry's scratch files for a table over SCRATCH_FROM."""
     scratch = getattr(trace.cache, "scratch", None)
     if scratch is None or n_rows * 24 <= SCRATCH_FROM:

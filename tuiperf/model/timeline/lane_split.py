@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model.arrays import filled
-from tuiperf.model.timeline.lane_intervals import Intervals
+from tuiperf.model.timeline.lane_intervals import Alloc, Intervals
 
 #: rows read at a time (the temporaries are a few arrays of this many rows)
 SPLIT_CHUNK_ROWS = 1 << 20
@@ -33,15 +33,16 @@ _COMBINED_MAX = 1 << 24
 Codes = tuple[np.ndarray, list[tuple]]
 
 
-def split_table(t: pa.Table, cols: tuple[str, ...]) -> dict:
-    """Events of `t` grouped by the key columns (lane key -> Intervals), in key order."""
+def split_table(t: pa.Table, cols: tuple[str, ...], alloc: Alloc = np.empty) -> dict:
+    """Events of `t` grouped by the key columns (lane key -> Intervals), in key order; the
+    lanes' arrays from `alloc` (a cache entry's scratch files for a big table)."""
     if t.num_rows == 0:
         return {}
     code, keys = key_codes(t, cols)
     counts = np.bincount(code)  # every key has rows: one count per key
-    rows = [np.empty(c, np.int64) for c in counts]
-    starts = [np.empty(c, np.int64) for c in counts]
-    ends = [np.empty(c, np.int64) for c in counts]
+    rows = [alloc(int(c), np.int64) for c in counts]
+    starts = [alloc(int(c), np.int64) for c in counts]
+    ends = [alloc(int(c), np.int64) for c in counts]
     done = np.zeros(len(keys), np.int64)
     for off, s, e in _chunks(t):
         c = code[off : off + len(s)]
@@ -55,7 +56,7 @@ def split_table(t: pa.Table, cols: tuple[str, ...]) -> dict:
             starts[k][at : at + m] = s[idx]
             ends[k][at : at + m] = e[idx]
             done[k] += m
-    return {key: Intervals.owned(starts[k], ends[k], rows[k]) for k, key in enumerate(keys)}
+    return {key: Intervals.owned(starts[k], ends[k], rows[k], alloc) for k, key in enumerate(keys)}
 
 
 def table_times(t: pa.Table) -> tuple[np.ndarray, np.ndarray]:

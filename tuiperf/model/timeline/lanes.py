@@ -230,7 +230,8 @@ def build_lanes(trace: Trace, progress: Progress | None = None, keep: bool = Tru
             split[name] = restored
             continue
         needed = list(dict.fromkeys(["start", "end", *cols, _SPECS[name][2]]))
-        split[name] = split_table(trace.stored(name, needed), cols)  # ids as stored
+        held = trace.stored(name, needed)  # ids as stored
+        split[name] = split_table(held, cols, lane_cache.allocator(trace, held.num_rows))
         if keep:
             lane_cache.store_split(trace, name, cols, split[name])
         else:
