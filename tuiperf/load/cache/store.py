@@ -174,14 +174,30 @@ class EntryWriter:
 #: a core table bigger than this as converted (canonical types) is stored as it is, with
 #: its `duration`: used in place (memory-mapped), never widened into the process's own
 #: memory. Narrow, a 51.2M-kernel report's viewer widened 7.4 GiB of kernel and API
-#: columns into its memory and was killed (bench/big_tables_wide.md)
-NARROW_UP_TO = 1 << 30
+#: columns into its memory and was killed (bench/big_tables_wide.md). None: an eighth of
+#: the machine's memory, at least 1 GiB (3 GiB on the 24 GiB VM: 20.5M kernels' tables
+#: stay narrow, 51.2M kernels' go wide; wide, a 20.5M cold first screen took 20 s, not 13)
+NARROW_UP_TO: int | None = None
+
+
+def narrow_up_to() -> int:
+    if NARROW_UP_TO is not None:
+        return NARROW_UP_TO
+    return max(1 << 30, physical_memory() // 8)
+
+
+def physical_memory() -> int:
+    """The machine's memory in bytes (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
 
 
 def _stored_core(name: str, table: pa.Table) -> pa.Table:
     """Core table `name` as the entry stores it: narrow (narrow.core, a column at a time,
-    each original let go once replaced) up to NARROW_UP_TO bytes, else as converted."""
-    if table.nbytes > NARROW_UP_TO:
+    each original let go once replaced) up to `narrow_up_to()` bytes, else as converted."""
+    if table.nbytes > narrow_up_to():
         missing = stored_columns.to_restore(name, table, ["duration"])
         return stored_columns.restored(name, table, missing)
     table = narrow.without_derived(table)

@@ -19,6 +19,7 @@ tables (bench/cache_size.md). A run's starts are the table's own memory-mapped c
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -68,16 +69,28 @@ def _rows(index: pa.Table, n_rows: int) -> np.ndarray:
 
 
 #: a table whose lanes' arrays (starts, ends, busy sums: 24 bytes a row; split anew, rows
-#: too) would pass this many bytes has them in files of its cache entry (Cache.scratch: page cache,
-#: which the kernel can write back and reclaim), not in the process's own memory: 5 GiB
-#: of it at 51.2M kernels (bench/big_tables_wide.md)
-SCRATCH_FROM = 1 << 30
+#: too) would pass this many bytes has them in files of its cache entry (Cache.scratch:
+#: page cache, which the kernel can write back and reclaim), not in the process's own
+#: memory: 5 GiB of it at 51.2M kernels (bench/big_tables_wide.md). None: a sixteenth of
+#: the machine's memory, at least 1 GiB (1.5 GiB on the 24 GiB VM: the API table's lanes
+#: at 51.2M kernels, not at 20.5M)
+SCRATCH_FROM: int | None = None
+
+
+def scratch_from() -> int:
+    if SCRATCH_FROM is not None:
+        return SCRATCH_FROM
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    return max(1 << 30, memory // 16)
 
 
 def allocator(trace: Trace, n_rows: int) -> Alloc:
     """np.empty, or the cache entry's scratch files for a table over SCRATCH_FROM."""
     scratch = getattr(trace.cache, "scratch", None)
-    if scratch is None or n_rows * 24 <= SCRATCH_FROM:
+    if scratch is None or n_rows * 24 <= scratch_from():
         return np.empty
     key = trace.cache_key
     return lambda n, dtype: scratch(key, n, dtype)
