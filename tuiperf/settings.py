@@ -158,3 +158,12 @@ def limit_blas_threads() -> None:
     OPENBLAS_NUM_THREADS=1 unless the user set it. Only the entry point calls this, before
     numpy is first imported (OpenBLAS reads it then)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def physical_memory() -> int:
+    """The machine's memory in bytes (0 where the system does not say): what the cache's
+    size limits for big tables are fractions of (load/cache/store.py, lane_cache.py)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0

@@ -61,9 +61,9 @@ def test_the_cap_boundary(tmp_path: Path, monkeypatch, over: int) -> None:
 
 def test_the_default_cap_follows_the_machine(monkeypatch) -> None:
     monkeypatch.setattr(store, "NARROW_UP_TO", None)
-    monkeypatch.setattr(store, "physical_memory", lambda: 64 << 30)
+    monkeypatch.setattr(store.settings, "physical_memory", lambda: 64 << 30)
     assert store.narrow_up_to() == 8 << 30  # an eighth
-    monkeypatch.setattr(store, "physical_memory", lambda: 4 << 30)
+    monkeypatch.setattr(store.settings, "physical_memory", lambda: 4 << 30)
     assert store.narrow_up_to() == 1 << 30  # at least 1 GiB
-    monkeypatch.setattr(store, "physical_memory", lambda: 0)  # unknown
+    monkeypatch.setattr(store.settings, "physical_memory", lambda: 0)  # unknown
     assert store.narrow_up_to() == 1 << 30

@@ -79,8 +79,7 @@ def test_split_anew_into_scratch_equal_a_fresh_build(tmp_path: Path, monkeypatch
 
 def test_the_default_limit_follows_the_machine(monkeypatch) -> None:
     monkeypatch.setattr(lane_cache, "SCRATCH_FROM", None)
-    pages = {"SC_PHYS_PAGES": (64 << 30) // 4096, "SC_PAGE_SIZE": 4096}
-    monkeypatch.setattr(lane_cache.os, "sysconf", lambda name: pages[name])
+    monkeypatch.setattr(lane_cache.settings, "physical_memory", lambda: 64 << 30)
     assert lane_cache.scratch_from() == 4 << 30  # a sixteenth
-    pages["SC_PHYS_PAGES"] = (8 << 30) // 4096
+    monkeypatch.setattr(lane_cache.settings, "physical_memory", lambda: 8 << 30)
     assert lane_cache.scratch_from() == 1 << 30  # at least 1 GiB

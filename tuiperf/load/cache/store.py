@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from tuiperf import schema
+from tuiperf import schema, settings
 from tuiperf.errors import CacheError
 from tuiperf.load import spill
 from tuiperf.load.cache import entries, narrow, usage
@@ -183,15 +183,7 @@ NARROW_UP_TO: int | None = None
 def narrow_up_to() -> int:
     if NARROW_UP_TO is not None:
         return NARROW_UP_TO
-    return max(1 << 30, physical_memory() // 8)
-
-
-def physical_memory() -> int:
-    """The machine's memory in bytes (0 where the system does not say)."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 0
+    return max(1 << 30, settings.physical_memory() // 8)
 
 
 def _stored_core(name: str, table: pa.Table) -> pa.Table:

@@ -19,13 +19,13 @@ tables (bench/cache_size.md). A run's starts are the table's own memory-mapped c
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf import settings
 from tuiperf.model import arrays
 from tuiperf.model.timeline.lane_intervals import Alloc, Intervals
 from tuiperf.model.timeline.lane_split import table_times
@@ -80,11 +80,7 @@ SCRATCH_FROM: int | None = None
 def scratch_from() -> int:
     if SCRATCH_FROM is not None:
         return SCRATCH_FROM
-    try:
-        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        memory = 0
-    return max(1 << 30, memory // 16)
+    return max(1 << 30, settings.physical_memory() // 16)
 
 
 def allocator(trace: Trace, n_rows: int) -> Alloc:
