@@ -1,7 +1,8 @@
 """Where the viewer's first screen from the cache goes, in a real terminal: `tuiperf REPORT`
 with timestamps (seconds since the process started) appended to OUT as one line:
 interpreter ready, viewer imported, app mounted, report loaded (trace and lanes in the app),
-first refresh after it. usage: PYTHONPATH=TREE python phases.py OUT REPORT [options]
+first refresh after it; and the early open's thread (tui/early.py): its module imported,
+its start, the trace opened, the lanes indexed. usage: PYTHONPATH=TREE python phases.py OUT REPORT [options]
 (a script: the folder it runs in is not on its import path)"""
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ STAMPS: list[str] = []
 
 
 def stamp(what: str) -> None:
-    STAMPS.append(f"{what} {time.perf_counter() - T0:.3f}")
+    text = f"{what} {time.perf_counter() - T0:.3f}"  # the early open's thread stamps too
+    STAMPS.append(text)
     with open(OUT, "a") as f:
-        f.write(" ".join(STAMPS[-1:]) + ("\n" if what == "first refresh" else " "))
+        f.write(text + ("\n" if what == "first refresh" else " "))
 
 
 class Hook(importlib.abc.MetaPathFinder):
@@ -63,8 +65,42 @@ class Hook(importlib.abc.MetaPathFinder):
         return spec
 
 
+class EarlyHook(importlib.abc.MetaPathFinder):
+    """Stamps the early open's thread: its start, the trace opened, the lanes indexed."""
+
+    def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+        if name != "tuiperf.tui.early":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        assert spec is not None and spec.loader is not None
+        run = spec.loader.exec_module
+
+        def exec_module(mod):  # type: ignore[no-untyped-def]
+            stamp("early imported")
+            run(mod)
+            open_trace, build_lanes = mod.open_trace, mod.build_lanes
+
+            def opened(*a, **k):  # type: ignore[no-untyped-def]
+                stamp("early start")
+                got = open_trace(*a, **k)
+                stamp("early opened")
+                return got
+
+            def lanes(*a, **k):  # type: ignore[no-untyped-def]
+                got = build_lanes(*a, **k)
+                stamp("early lanes")
+                return got
+
+            mod.open_trace, mod.build_lanes = opened, lanes
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
 stamp("ready")
 sys.meta_path.insert(0, Hook())
+sys.meta_path.insert(0, EarlyHook())
 from tuiperf.cli import main  # noqa: E402
 
 sys.exit(main(sys.argv[1:]))

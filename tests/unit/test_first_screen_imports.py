@@ -18,6 +18,7 @@ import pytest
 from tests.support import needs
 from tuiperf import schema
 from tuiperf.model import arrays
+from tuiperf.model.columns import dictionary_codes, read_column
 
 
 @pytest.mark.parametrize(
@@ -95,3 +96,130 @@ def test_cached_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_pat
         )
         assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False", "the cached first-screen path imported pandas"
+
+
+NUMBER_TYPES = [
+    pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
+    pa.uint64(), pa.float16(), pa.float32(), pa.float64(), pa.bool_(),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", [*NUMBER_TYPES, pa.timestamp("ns"), pa.string()])
+def test_numpy_dtype_equals_pyarrows(kind: pa.DataType) -> None:
+    assert arrays.numpy_dtype(kind) == np.dtype(kind.to_pandas_dtype())
+
+
+def test_numpy_dtype_has_every_number_type_without_pyarrows_call() -> None:
+    # pyarrow up to 25 imports pandas in `to_pandas_dtype` (is it pandas 1?): the H100 VM
+    # spent 0.35 s of its first screen there, in the lane index; number types never ask
+    for kind in NUMBER_TYPES:
+        assert kind in arrays._NUMPY_DTYPES
+
+
+def test_tuiperf_never_asks_pyarrow_for_a_pandas_dtype() -> None:
+    """`DataType.to_pandas_dtype` imports pandas in pyarrow <= 25 (the dev install has a
+    newer one, where the subprocess check above cannot see it): only the fallback for types
+    other than numbers, in `arrays.numpy_dtype`, may call it."""
+    root = Path(arrays.__file__).parents[1]
+    calls = [
+        f"{p.relative_to(root)}:{i}"
+        for p in sorted(root.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if ".to_pandas_dtype()" in line and not line.lstrip().startswith("#")
+    ]
+    assert calls == ["model/arrays.py:" + str(_fallback_line())], calls
+
+
+def _fallback_line() -> int:
+    lines = Path(arrays.__file__).read_text().splitlines()
+    return next(i for i, s in enumerate(lines, 1) if "np.dtype(kind.to_pandas_dtype())" in s)
+
+
+CHUNKED = [
+    pa.chunked_array([[1, 2, 3], [4, 5]], pa.int32()),
+    pa.chunked_array([pa.array(np.arange(10)).slice(3, 4), pa.array(np.arange(3))]),
+    pa.chunked_array([[1.5, 2.5], [3.5]], pa.float64()),
+]
+
+
+@pytest.mark.parametrize("arr", CHUNKED)
+def test_view_of_several_chunks_equals_pyarrow_to_numpy(arr: pa.ChunkedArray) -> None:
+    want = arr.to_numpy()
+    got = arrays.view(arr)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+VALIDITY = [
+    pa.array([1, None, 3, None, 5, 6, 7, 8, None, 10], pa.int64()).slice(1, 8),
+    pa.array([1, 2, 3], pa.int64()),
+    pa.array([None, None], pa.null()),
+    pa.array(["a", None, "c"]),
+    pa.chunked_array([pa.array([None, 2, 3]).slice(1), pa.array([4, None]), pa.array([7])]),
+    pa.chunked_array([pa.array([*range(20), None]).slice(9, 12)]),
+]
+
+
+@pytest.mark.parametrize("col", VALIDITY)
+def test_valid_equals_pyarrows_is_valid(col: pa.Array | pa.ChunkedArray) -> None:
+    want = col.is_valid().to_numpy(zero_copy_only=False)
+    got = arrays.valid(col)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, want)
+
+
+INT_COLUMNS = [
+    pa.chunked_array([[5, None, 7], [None, 9]], pa.int32()),
+    pa.chunked_array([pa.array([1, 2, None, 4, 5], pa.int16()).slice(2)]),
+    pa.chunked_array([[1, 2], [3]], pa.uint8()),
+    pa.chunked_array([[1.0, None], [2.5]], pa.float64()),
+]
+
+
+@pytest.mark.parametrize("col", INT_COLUMNS)
+@pytest.mark.parametrize("fill", [0, -1])
+def test_ints_equal_fill_null_then_to_numpy(col: pa.ChunkedArray, fill: int) -> None:
+    filled = col.fill_null(fill) if col.null_count else col  # (-1 is no uint8 scalar)
+    want = np.asarray(filled.to_numpy(), dtype=np.int64)
+    got = arrays.ints(pa.table({"c": col}), "c", fill)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "col",
+    [
+        pa.chunked_array([pa.array(["a", None, "b", "a"]).dictionary_encode()]),
+        pa.chunked_array([["x", "y"], [None, "x"]]),
+        pa.chunked_array([pa.array(["a", None, "c", "c"]).dictionary_encode().slice(1)]),
+    ],
+)
+def test_codes_decode_to_the_column(col: pa.ChunkedArray) -> None:
+    codes, values = arrays.codes(pa.table({"c": col}), "c")
+    want = ["" if v is None else v for v in col.to_pylist()]
+    assert [values[c] if c >= 0 else "" for c in codes] == want
+    assert (codes[np.asarray([v is None for v in col.to_pylist()])] == -1).all()
+
+
+@pytest.mark.parametrize("col", [*INT_COLUMNS, pa.chunked_array([[1, None], [3]], pa.int64())])
+def test_read_column_equals_pyarrow(col: pa.ChunkedArray) -> None:
+    got = read_column(col)
+    want = np.asarray(col.fill_null(0).to_numpy(), dtype=np.int64)
+    np.testing.assert_array_equal(got.values, want)
+    if col.null_count:
+        assert got.valid is not None
+        np.testing.assert_array_equal(got.valid, col.is_valid().to_numpy(zero_copy_only=False))
+    else:
+        assert got.valid is None
+
+
+def test_dictionary_codes_of_chunks_with_nulls() -> None:
+    col = pa.chunked_array(
+        [pa.array(["b", None, "a"]).dictionary_encode(), pa.array([None, "c"]).dictionary_encode()]
+    )
+    codes, labels = dictionary_codes(col)
+    assert codes.dtype == np.int32
+    assert [labels[c] if v is not None else None for c, v in zip(codes, col.to_pylist())] == [
+        "b", None, "a", None, "c"
+    ]  # fmt: skip
+    assert codes[1] == 0 and codes[3] == 0  # nulls as 0, as before

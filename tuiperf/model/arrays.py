@@ -8,6 +8,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+#: numpy's dtype of each Arrow number type (`DataType.to_pandas_dtype` asks pandas whether
+#: it is version 1 in pyarrow up to 25, importing it: a third of a second on a first screen)
+_NUMPY_DTYPES = {
+    t: np.dtype(name)
+    for t, name in (
+        (pa.int8(), "int8"), (pa.int16(), "int16"), (pa.int32(), "int32"),
+        (pa.int64(), "int64"), (pa.uint8(), "uint8"), (pa.uint16(), "uint16"),
+        (pa.uint32(), "uint32"), (pa.uint64(), "uint64"), (pa.float16(), "float16"),
+        (pa.float32(), "float32"), (pa.float64(), "float64"), (pa.bool_(), "bool"),
+    )
+}  # fmt: skip
+
+
+def numpy_dtype(kind: pa.DataType) -> np.dtype:
+    """numpy's dtype for Arrow type `kind`, without importing pandas for a number type."""
+    got = _NUMPY_DTYPES.get(kind)
+    return got if got is not None else np.dtype(kind.to_pandas_dtype())
+
 
 def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """`arr` as numpy: a null-free integer or float column is read straight from its
@@ -16,14 +34,16 @@ def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if isinstance(arr, pa.ChunkedArray):
         numeric = pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
         if arr.num_chunks == 0 and numeric:  # (a table read from a file without batches)
-            return np.zeros(0, np.dtype(arr.type.to_pandas_dtype()))
+            return np.zeros(0, numpy_dtype(arr.type))
         if arr.num_chunks != 1:
+            if numeric and not arr.null_count:  # one copy, as pyarrow's, without pandas
+                return np.concatenate([view(c) for c in arr.chunks])
             return arr.to_numpy()
         arr = arr.chunk(0)
     kind = arr.type
     if arr.null_count or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
         return arr.to_numpy(zero_copy_only=False)
-    dtype = np.dtype(kind.to_pandas_dtype())
+    dtype = numpy_dtype(kind)
     if len(arr) == 0:
         return np.zeros(0, dtype)
     out = np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * dtype.itemsize)
@@ -37,7 +57,7 @@ def filled(arr: pa.Array, fill: int) -> np.ndarray:
     view without nulls, a copy with them."""
     if not arr.null_count:
         return view(arr)
-    dtype = np.dtype(arr.type.to_pandas_dtype())
+    dtype = numpy_dtype(arr.type)
     validity, data = arr.buffers()[0], arr.buffers()[1]
     out = np.frombuffer(data, dtype, len(arr), arr.offset * dtype.itemsize).copy()
     valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")
@@ -45,14 +65,35 @@ def filled(arr: pa.Array, fill: int) -> np.ndarray:
     return out
 
 
+def valid(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Where `col` is not null, as a bool array read from its validity bitmaps
+    (`is_valid().to_numpy()` imports pandas; see `view`)."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    parts = [_valid_chunk(c) for c in chunks]
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+
+def _valid_chunk(arr: pa.Array) -> np.ndarray:
+    if not arr.null_count:
+        return np.ones(len(arr), bool)
+    if pa.types.is_null(arr.type):
+        return np.zeros(len(arr), bool)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
+    return bits[arr.offset : arr.offset + len(arr)].astype(bool)
+
+
 def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:
     """Column `name` as int64, nulls replaced by `fill`."""
     if table.num_rows == 0:
         return np.zeros(0, np.int64)
     col = table[name]
-    if col.null_count:
-        col = pc.fill_null(col, fill)
-    return np.asarray(col.to_numpy(), dtype=np.int64)
+    if not pa.types.is_integer(col.type):
+        if col.null_count:
+            col = pc.fill_null(col, fill)
+        return np.asarray(col.to_numpy(), dtype=np.int64)
+    parts = [filled(c, fill) for c in col.chunks]  # (no pandas import: see `filled`)
+    out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return out.astype(np.int64, copy=False)
 
 
 def known(table: pa.Table, *names: str) -> np.ndarray:
@@ -77,11 +118,8 @@ def codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     arr = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    idx = arr.indices
-    if idx.null_count:
-        idx = pc.fill_null(idx, -1)
     values = [v if v is not None else "" for v in arr.dictionary.to_pylist()]
-    return np.asarray(idx.to_numpy(), dtype=np.int64), values
+    return filled(arr.indices, -1).astype(np.int64, copy=False), values  # (no pandas)
 
 
 def name_mask(table: pa.Table, name: str, pattern: re.Pattern[str]) -> np.ndarray:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from tuiperf.model import fmt
+from tuiperf.model import arrays, fmt
 from tuiperf.model.kinds import KIND_TITLES as KIND_TITLES
 from tuiperf.model.kinds import KINDS as KINDS
 
@@ -281,15 +281,13 @@ def read_column(col: pa.ChunkedArray) -> ColumnData:
     """Numbers as int64 (nulls as 0 plus a mask); strings as dictionary codes."""
     valid = None
     if col.null_count:
-        valid = col.is_valid().to_numpy(zero_copy_only=False)
+        valid = arrays.valid(col)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         col = col.dictionary_encode()
     if pa.types.is_dictionary(col.type):
         codes, labels = dictionary_codes(col)
         return ColumnData(codes, valid, labels)
-    if col.null_count:
-        col = col.fill_null(0)
-    return ColumnData(_to_numpy(col).astype(np.int64, copy=False), valid)
+    return ColumnData(_filled(col, 0).astype(np.int64, copy=False), valid)
 
 
 def dictionary_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -299,14 +297,18 @@ def dictionary_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     col = col.unify_dictionaries()
     labels = ["" if s is None else str(s) for s in col.chunk(0).dictionary.to_pylist()]
     idx = pa.chunked_array([c.indices for c in col.chunks], col.type.index_type)
-    if idx.null_count:
-        idx = idx.fill_null(0)
-    return _to_numpy(idx).astype(np.int32, copy=False), labels
+    return _filled(idx, 0).astype(np.int32, copy=False), labels
 
 
-def _to_numpy(col: pa.ChunkedArray) -> np.ndarray:
-    if col.num_chunks == 1:
-        return col.chunk(0).to_numpy(zero_copy_only=False)
+def _filled(col: pa.ChunkedArray, fill: int) -> np.ndarray:
+    """`col` as numpy, nulls as `fill`; integers read from their buffers (no pandas
+    import, see `arrays.view`), other types through pyarrow."""
     if col.num_chunks == 0:
-        return np.zeros(0, dtype=col.type.to_pandas_dtype())
-    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in col.chunks])
+        return np.zeros(0, dtype=arrays.numpy_dtype(col.type))
+    if not pa.types.is_integer(col.type):
+        if col.null_count:
+            col = col.fill_null(fill)
+        parts = [c.to_numpy(zero_copy_only=False) for c in col.chunks]
+    else:
+        parts = [arrays.filled(c, fill) for c in col.chunks]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)

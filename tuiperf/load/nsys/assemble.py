@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from tuiperf.load import spill
 from tuiperf.load.dictcols import compact_dictionary
+from tuiperf.model.arrays import numpy_dtype
 
 #: rows per step where a spilled column is rewritten (sort, dictionary remap)
 _STEP = 1 << 16
@@ -208,4 +209,4 @@ def _remap_in_place(pos: np.ndarray, valid: np.ndarray | None, size: int) -> np.
 
 
 def _dtype(f: pa.Field) -> np.dtype:
-    return np.dtype(np.int32 if pa.types.is_dictionary(f.type) else f.type.to_pandas_dtype())
+    return np.dtype(np.int32) if pa.types.is_dictionary(f.type) else numpy_dtype(f.type)

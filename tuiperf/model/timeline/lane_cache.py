@@ -151,7 +151,7 @@ def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tup
     if cache is None or key is None:
         return
     n_rows = trace.table(table, ["start"]).num_rows
-    dtype = rows_type(n_rows).to_pandas_dtype()
+    dtype = arrays.numpy_dtype(rows_type(n_rows))
     lanes, parts = [], []
     at = 0
     for k, iv in split.items():
