@@ -116,25 +116,6 @@ def test_numpy_dtype_has_every_number_type_without_pyarrows_call() -> None:
         assert kind in arrays._NUMPY_DTYPES
 
 
-def test_tuiperf_never_asks_pyarrow_for_a_pandas_dtype() -> None:
-    """`DataType.to_pandas_dtype` imports pandas in pyarrow <= 25 (the dev install has a
-    newer one, where the subprocess check above cannot see it): only the fallback for types
-    other than numbers, in `arrays.numpy_dtype`, may call it."""
-    root = Path(arrays.__file__).parents[1]
-    calls = [
-        f"{p.relative_to(root)}:{i}"
-        for p in sorted(root.rglob("*.py"))
-        for i, line in enumerate(p.read_text().splitlines(), 1)
-        if ".to_pandas_dtype()" in line and not line.lstrip().startswith("#")
-    ]
-    assert calls == ["model/arrays.py:" + str(_fallback_line())], calls
-
-
-def _fallback_line() -> int:
-    lines = Path(arrays.__file__).read_text().splitlines()
-    return next(i for i, s in enumerate(lines, 1) if "np.dtype(kind.to_pandas_dtype())" in s)
-
-
 CHUNKED = [
     pa.chunked_array([[1, 2, 3], [4, 5]], pa.int32()),
     pa.chunked_array([pa.array(np.arange(10)).slice(3, 4), pa.array(np.arange(3))]),
