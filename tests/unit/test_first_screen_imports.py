@@ -204,3 +204,46 @@ def test_dictionary_codes_of_chunks_with_nulls() -> None:
         "b", None, "a", None, "c"
     ]  # fmt: skip
     assert codes[1] == 0 and codes[3] == 0  # nulls as 0, as before
+
+
+class _NoPandasDtype:
+    """Looks up as `pa.int64()` in a dict, but has no pandas dtype to give: where
+    `numpy_dtype` falls back to pyarrow's call for a number type, it says so."""
+
+    def __hash__(self) -> int:
+        return hash(pa.int64())
+
+    def __eq__(self, other: object) -> bool:
+        return other == pa.int64()
+
+    def to_pandas_dtype(self) -> None:
+        raise AssertionError("a number type asked pyarrow (which may import pandas)")
+
+
+def test_numpy_dtype_of_a_number_type_never_asks_pyarrow() -> None:
+    assert arrays.numpy_dtype(_NoPandasDtype()) == np.dtype(np.int64)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("chunks", [[], [pa.array([], pa.int32())]])
+def test_ints_and_codes_of_an_empty_table(chunks: list) -> None:
+    t = pa.table({"c": pa.chunked_array(chunks, pa.int32())})
+    got = arrays.ints(t, "c", 5)
+    assert got.dtype == np.int64 and got.shape == (0,)
+    d = pa.table({"c": pa.chunked_array([], pa.dictionary(pa.int32(), pa.string()))})
+    codes, values = arrays.codes(d, "c")
+    assert codes.dtype == np.int64 and codes.shape == (0,) and values == []
+
+
+def test_ints_and_codes_of_one_row() -> None:
+    assert arrays.ints(pa.table({"c": pa.array([7], pa.int16())}), "c").tolist() == [7]
+    assert arrays.ints(pa.table({"c": pa.array([None], pa.int16())}), "c", 3).tolist() == [3]
+    assert arrays.ints(pa.table({"c": pa.array([None], pa.int16())}), "c").tolist() == [0]
+    codes, values = arrays.codes(pa.table({"c": ["x"]}), "c")
+    assert codes.tolist() == [0] and values == ["x"]
+
+
+def test_codes_name_a_null_dictionary_value_empty() -> None:
+    col = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1]), pa.array(["a", None]))
+    codes, values = arrays.codes(pa.table({"c": col}), "c")
+    assert values == ["a", ""]
+    assert codes.tolist() == [0, 1, -1, 1]

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import nsys_report
 from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model import scratch
 from tuiperf.model.timeline import lane_cache
 from tuiperf.model.timeline import lanes as lanes_module
 from tuiperf.model.timeline.lanes import build_lanes
@@ -34,7 +35,7 @@ def _arrays(lanes) -> dict:  # type: ignore[no-untyped-def]
 def test_restored_into_scratch_equal_a_fresh_build(report: str, tmp_path: Path, monkeypatch):
     opts = OpenOptions(cache_dir=tmp_path)
     build_lanes(open_trace(nsys_report(report), opts))  # the lane index into the entry
-    monkeypatch.setattr(lane_cache, "SCRATCH_FROM", 0)  # every table "big"
+    monkeypatch.setattr(scratch, "SCRATCH_FROM", 0)  # every table "big"
     again = open_trace(nsys_report(report), opts)
     restored = build_lanes(again)
     fresh = _arrays(build_lanes(open_trace(nsys_report(report), OpenOptions(use_cache=False))))
@@ -52,7 +53,7 @@ def test_restored_into_scratch_equal_a_fresh_build(report: str, tmp_path: Path, 
 def test_the_size_rule(tmp_path: Path, monkeypatch) -> None:
     trace = open_trace(nsys_report("vit_range"), OpenOptions(cache_dir=tmp_path))
     rows = trace.table("api", ["start"]).num_rows
-    monkeypatch.setattr(lane_cache, "SCRATCH_FROM", rows * 24)
+    monkeypatch.setattr(scratch, "SCRATCH_FROM", rows * 24)
     assert lane_cache.allocator(trace, rows) is np.empty  # at the limit: in memory
     alloc = lane_cache.allocator(trace, rows + 1)
     assert alloc is not np.empty and _file_backed(alloc(10, np.int64))
@@ -62,7 +63,7 @@ def test_the_size_rule(tmp_path: Path, monkeypatch) -> None:
 
 def test_split_anew_into_scratch_equal_a_fresh_build(tmp_path: Path, monkeypatch) -> None:
     """A first open (no lane index stored yet) splits a big table straight into scratch."""
-    monkeypatch.setattr(lane_cache, "SCRATCH_FROM", 0)
+    monkeypatch.setattr(scratch, "SCRATCH_FROM", 0)
     trace = open_trace(nsys_report("vit_amp"), OpenOptions(cache_dir=tmp_path))
     assert not list(tmp_path.rglob("lane-index-*"))
     got = _arrays(build_lanes(trace, keep=False))
@@ -78,8 +79,8 @@ def test_split_anew_into_scratch_equal_a_fresh_build(tmp_path: Path, monkeypatch
 
 
 def test_the_default_limit_follows_the_machine(monkeypatch) -> None:
-    monkeypatch.setattr(lane_cache, "SCRATCH_FROM", None)
-    monkeypatch.setattr(lane_cache.settings, "physical_memory", lambda: 64 << 30)
-    assert lane_cache.scratch_from() == 4 << 30  # a sixteenth
-    monkeypatch.setattr(lane_cache.settings, "physical_memory", lambda: 8 << 30)
-    assert lane_cache.scratch_from() == 1 << 30  # at least 1 GiB
+    monkeypatch.setattr(scratch, "SCRATCH_FROM", None)
+    monkeypatch.setattr(scratch.settings, "physical_memory", lambda: 64 << 30)
+    assert scratch.scratch_from() == 4 << 30  # a sixteenth
+    monkeypatch.setattr(scratch.settings, "physical_memory", lambda: 8 << 30)
+    assert scratch.scratch_from() == 1 << 30  # at least 1 GiB

@@ -9,10 +9,15 @@ is widened (or, `duration`, computed) here, once, and kept in the trace.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf import schema
+from tuiperf.model import arrays
+from tuiperf.model.scratch import Alloc
 
 
 def provides(name: str, t: pa.Table) -> set[str]:
@@ -45,20 +50,82 @@ def to_restore(name: str, t: pa.Table, columns: list[str] | None) -> list[str]:
     return out
 
 
-def restored(name: str, t: pa.Table, columns: list[str]) -> pa.Table:
+def restored(name: str, t: pa.Table, columns: list[str], alloc: Alloc | None = None) -> pa.Table:
     """`t` with `columns` (from `to_restore`) in their canonical types; a computed
-    `duration` goes where the canonical order puts it among `t`'s columns."""
+    `duration` goes where the canonical order puts it among `t`'s columns. With `alloc`
+    (a big table's, model/scratch.py), integer columns and dictionary codes are widened into
+    its arrays a step at a time; else by pyarrow, in memory."""
     canonical = schema.TABLES[name]
     for n in columns:
         field = canonical.field(n)
         i = t.schema.get_field_index(n)
         if i >= 0:
-            t = t.set_column(i, field, t.column(i).cast(field.type))
+            t = t.set_column(i, field, _widened(t.column(i), field.type, alloc))
             continue
         rank = canonical.get_field_index(n)
         at = sum(1 for c in t.column_names if canonical.get_field_index(c) < rank)
-        t = t.add_column(at, field, pc.subtract(t["end"], t["start"]))
+        t = t.add_column(at, field, _duration(t["start"], t["end"], alloc))
     return t
+
+
+#: rows widened at a time into an `alloc` array (32 MiB of int64)
+_STEP = 1 << 22
+
+
+def _widened(col: pa.ChunkedArray, want: pa.DataType, alloc: Alloc | None) -> pa.ChunkedArray:
+    kind = col.type
+    if alloc is None:
+        return col.cast(want)
+    if pa.types.is_integer(want) and pa.types.is_integer(kind):
+        data = _copied(col, arrays.numpy_dtype(want), alloc)
+        return pa.chunked_array([_over(want, data, col)])
+    if pa.types.is_dictionary(want) and pa.types.is_dictionary(kind) and col.num_chunks == 1:
+        codes = col.chunk(0)
+        idx = pa.chunked_array([codes.indices])
+        data = _copied(idx, arrays.numpy_dtype(want.index_type), alloc)
+        indices = _over(want.index_type, data, idx)
+        return pa.chunked_array([pa.DictionaryArray.from_arrays(indices, codes.dictionary)])
+    return col.cast(want)
+
+
+def _copied(col: pa.ChunkedArray, dtype: np.dtype, alloc: Alloc) -> np.ndarray:
+    """`col`'s values (nulls as 0) in a new `dtype` array from `alloc`."""
+    out = alloc(len(col), dtype)
+    at = 0
+    for chunk in col.chunks:
+        for lo in range(0, len(chunk), _STEP):
+            part = chunk.slice(lo, _STEP)
+            out[at : at + len(part)] = arrays.filled(part, 0)
+            at += len(part)
+    return out
+
+
+def _over(kind: pa.DataType, data: np.ndarray, col: pa.ChunkedArray) -> pa.Array:
+    """An Arrow array over `data` (no copy) with `col`'s nulls."""
+    bitmap = None
+    if col.null_count:
+        bitmap = pa.py_buffer(np.packbits(arrays.valid(col), bitorder="little"))
+    buffers = [bitmap, pa.py_buffer(data)]
+    return pa.Array.from_buffers(kind, len(data), buffers, null_count=col.null_count)
+
+
+def _duration(start: pa.ChunkedArray, end: pa.ChunkedArray, alloc: Alloc | None) -> Any:
+    """end - start (null where either is), as pyarrow's subtract computes it."""
+    if alloc is None:
+        return pc.subtract(end, start)
+    n = len(start)
+    out = alloc(n, np.int64)
+    for lo in range(0, n, _STEP):
+        s = arrays.filled(start.slice(lo, _STEP).combine_chunks(), 0)
+        e = arrays.filled(end.slice(lo, _STEP).combine_chunks(), 0)
+        np.subtract(e, s, out=out[lo : lo + len(s)])
+    bitmap, nulls = None, 0
+    if start.null_count or end.null_count:
+        ok = arrays.valid(start) & arrays.valid(end)
+        nulls = n - int(np.count_nonzero(ok))
+        bitmap = pa.py_buffer(np.packbits(ok, bitorder="little"))
+    got = pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(out)], null_count=nulls)
+    return pa.chunked_array([got])
 
 
 def merged(name: str, core: pa.Table, details: pa.Table) -> pa.Table:

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from tuiperf import schema
-from tuiperf.model import stored_columns
+from tuiperf.model import scratch, stored_columns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,7 +110,9 @@ class Trace:
             t = self.tables[name]
             todo = stored_columns.to_restore(name, t, columns)
             if todo:
-                t = self.tables[name] = stored_columns.restored(name, t, todo)
+                alloc = scratch.allocator(self, t.num_rows * 8 * len(todo))
+                into = None if alloc is np.empty else alloc  # a big table's: scratch files
+                t = self.tables[name] = stored_columns.restored(name, t, todo, into)
             return t
 
     def _complete(self, name: str) -> pa.Table:

@@ -25,9 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf import settings
-from tuiperf.model import arrays
-from tuiperf.model.timeline.lane_intervals import Alloc, Intervals
+from tuiperf.model import arrays, scratch
+from tuiperf.model.scratch import Alloc
+from tuiperf.model.timeline.lane_intervals import Intervals
 from tuiperf.model.timeline.lane_split import table_times
 from tuiperf.model.trace import Trace
 
@@ -68,28 +68,11 @@ def _rows(index: pa.Table, n_rows: int) -> np.ndarray:
     return rows
 
 
-#: a table whose lanes' arrays (starts, ends, busy sums: 24 bytes a row; split anew, rows
-#: too) would pass this many bytes has them in files of its cache entry (Cache.scratch:
-#: page cache, which the kernel can write back and reclaim), not in the process's own
-#: memory: 5 GiB of it at 51.2M kernels (bench/big_tables_wide.md). None: a sixteenth of
-#: the machine's memory, at least 1 GiB (1.5 GiB on the 24 GiB VM: the API table's lanes
-#: at 51.2M kernels, not at 20.5M)
-SCRATCH_FROM: int | None = None
-
-
-def scratch_from() -> int:
-    if SCRATCH_FROM is not None:
-        return SCRATCH_FROM
-    return max(1 << 30, settings.physical_memory() // 16)
-
-
 def allocator(trace: Trace, n_rows: int) -> Alloc:
-    """np.empty, or the cache entry's scratch files for a table over SCRATCH_FROM."""
-    scratch = getattr(trace.cache, "scratch", None)
-    if scratch is None or n_rows * 24 <= scratch_from():
-        return np.empty
-    key = trace.cache_key
-    return lambda n, dtype: scratch(key, n, dtype)
+    """np.empty, or the cache entry's scratch files for a table whose lanes' arrays
+    (starts, ends, busy sums: 24 bytes a row; split anew, rows too) pass
+    `scratch.scratch_from()`: 5 GiB of them at 51.2M kernels (bench/big_tables_wide.md)."""
+    return scratch.allocator(trace, n_rows * 24)
 
 
 def _lane(

@@ -7,14 +7,11 @@ the class.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-#: makes an uninitialized array (n, dtype): np.empty, or a file-backed one
-Alloc = Callable[[int, Any], np.ndarray]
+from tuiperf.model.scratch import Alloc
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model.arrays import filled
-from tuiperf.model.timeline.lane_intervals import Alloc, Intervals
+from tuiperf.model.scratch import Alloc
+from tuiperf.model.timeline.lane_intervals import Intervals
 
 #: rows read at a time (the temporaries are a few arrays of this many rows)
 SPLIT_CHUNK_ROWS = 1 << 20
