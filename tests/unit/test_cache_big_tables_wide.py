@@ -1,7 +1,8 @@
 """A core table bigger than store.NARROW_UP_TO as converted is stored as it is (canonical
-types, `duration` included) and used in place: reading it whole from the entry allocates
-nothing (no widening into the process's memory). Up to the cap it is stored narrow. Either
-way it reads back equal to a conversion without a cache."""
+types, less a `duration` that is end - start) and used in place: reading it whole from the
+entry allocates nothing from Arrow's pool (no widening into the process's memory; its
+`duration`, a big table's, computed into the entry's scratch files). Up to the cap it is
+stored narrow. Either way it reads back equal to a conversion without a cache."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import nsys_report
+from tests.support.scratch_maps import in_scratch_file
 from tuiperf import schema
 from tuiperf.load.cache import store
 from tuiperf.load.cache.store import read_ipc
 from tuiperf.load.open import OpenOptions, open_trace
+from tuiperf.model import scratch
 
 
 def _api_as_converted(tmp_path: Path) -> pa.Table:
@@ -46,11 +49,14 @@ def test_the_cap_boundary(tmp_path: Path, monkeypatch, over: int) -> None:
     held = read_ipc(entry / "api.arrow")
     canonical = schema.core_schema("api")
     if over:
-        assert held.schema.equals(canonical)  # every column as converted, duration too
+        # every column as converted, but the duration that is end - start
+        assert held.schema.equals(pa.schema([f for f in canonical if f.name != "duration"]))
+        monkeypatch.setattr(scratch, "SCRATCH_FROM", 0)  # a big table's widening
         before = pa.total_allocated_bytes()
         whole = trace.table("api")
-        # nothing widened or computed (one int64 column of it would be 8 bytes a row)
+        # nothing widened or computed in Arrow's pool (one int64 column: 8 bytes a row)
         assert pa.total_allocated_bytes() - before < whole.num_rows
+        assert in_scratch_file(whole["duration"].chunk(0).buffers()[1].address)
     else:
         assert "duration" not in held.column_names
         assert held.schema.field("pid").type != pa.int64()  # narrow

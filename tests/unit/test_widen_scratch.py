@@ -12,18 +12,9 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import nsys_report
+from tests.support.scratch_maps import in_scratch_file
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import scratch, stored_columns
-
-
-def _in_scratch_file(address: int) -> bool:
-    """Whether `address` lies in a mapping of an (unlinked) scratch file (spill.zeros)."""
-    for line in Path("/proc/self/maps").read_text().splitlines():
-        span, *rest = line.split(maxsplit=5)
-        lo, hi = (int(x, 16) for x in span.split("-"))
-        if lo <= address < hi:
-            return len(rest) == 5 and ".spill-" in rest[4]
-    return False
 
 
 def _table() -> pa.Table:
@@ -93,17 +84,20 @@ def test_a_big_tables_columns_in_scratch_equal_a_cacheless_open(
     kernels = trace.table("kernels")
     for col in ("duration", "pid", "correlation_id"):
         chunk = kernels[col].chunk(0)
-        assert _in_scratch_file(chunk.buffers()[1].address), col
+        assert in_scratch_file(chunk.buffers()[1].address), col
     codes = kernels["name"].chunk(0).indices
-    assert _in_scratch_file(codes.buffers()[1].address)
+    assert in_scratch_file(codes.buffers()[1].address)
 
 
 def test_the_size_rule(tmp_path: Path, monkeypatch) -> None:
+    """Big: the table's own bytes (as held: mapped) and its widened columns' together."""
     opts = OpenOptions(cache_dir=tmp_path)
     open_trace(nsys_report("vit_range"), opts)
-    rows = open_trace(nsys_report("vit_range"), opts).table("kernels", ["start"]).num_rows
-    for limit, in_file in ((rows * 8, False), (rows * 8 - 1, True)):  # one column widened
+    held = open_trace(nsys_report("vit_range"), opts).tables["kernels"]
+    assert "duration" not in held.column_names
+    need = held.nbytes + held.num_rows * 8  # duration alone widened
+    for limit, in_file in ((need, False), (need - 1, True)):
         monkeypatch.setattr(scratch, "SCRATCH_FROM", limit)
         trace = open_trace(nsys_report("vit_range"), opts)
         duration = trace.table("kernels", ["duration"])["duration"].chunk(0)
-        assert _in_scratch_file(duration.buffers()[1].address) is in_file, limit
+        assert in_scratch_file(duration.buffers()[1].address) is in_file, limit

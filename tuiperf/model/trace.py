@@ -110,7 +110,8 @@ class Trace:
             t = self.tables[name]
             todo = stored_columns.to_restore(name, t, columns)
             if todo:
-                alloc = scratch.allocator(self, t.num_rows * 8 * len(todo))
+                # a big table: its own bytes (mapped) and the widened columns' together
+                alloc = scratch.allocator(self, t.nbytes + t.num_rows * 8 * len(todo))
                 into = None if alloc is np.empty else alloc  # a big table's: scratch files
                 t = self.tables[name] = stored_columns.restored(name, t, todo, into)
             return t

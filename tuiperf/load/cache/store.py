@@ -34,7 +34,6 @@ from tuiperf.load import spill
 from tuiperf.load.cache import entries, narrow, usage
 from tuiperf.load.cache.file_sink import FileSink
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
-from tuiperf.model import stored_columns
 
 
 def read_ipc(path: Path) -> pa.Table:
@@ -171,8 +170,9 @@ class EntryWriter:
         }
 
 
-#: a core table bigger than this as converted (canonical types) is stored as it is, with
-#: its `duration`: used in place (memory-mapped), never widened into the process's own
+#: a core table bigger than this as converted (canonical types) is stored as it is, less a
+#: `duration` that is end - start (computed on use, into scratch files for a big table:
+#: model/scratch.py): used in place (memory-mapped), never widened into the process's own
 #: memory. Narrow, a 51.2M-kernel report's viewer widened 7.4 GiB of kernel and API
 #: columns into its memory and was killed (bench/big_tables_wide.md). None: an eighth of
 #: the machine's memory, at least 1 GiB (3 GiB on the 24 GiB VM: 20.5M kernels' tables
@@ -188,11 +188,11 @@ def narrow_up_to() -> int:
 
 def _stored_core(name: str, table: pa.Table) -> pa.Table:
     """Core table `name` as the entry stores it: narrow (narrow.core, a column at a time,
-    each original let go once replaced) up to `narrow_up_to()` bytes, else as converted."""
-    if table.nbytes > narrow_up_to():
-        missing = stored_columns.to_restore(name, table, ["duration"])
-        return stored_columns.restored(name, table, missing)
+    each original let go once replaced) up to `narrow_up_to()` bytes, else as converted;
+    either way without a `duration` that is end - start in every row."""
     table = narrow.without_derived(table)
+    if table.nbytes > narrow_up_to():
+        return table
     for i in narrow.narrowable(table):
         table = narrow.narrow_column(table, i, _drop_spilled)
     return table
