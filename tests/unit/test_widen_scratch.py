@@ -72,7 +72,8 @@ def test_a_big_tables_columns_in_scratch_equal_a_cacheless_open(
     report: str, tmp_path: Path, monkeypatch
 ) -> None:
     opts = OpenOptions(cache_dir=tmp_path)
-    open_trace(nsys_report(report), opts)  # the entry
+    first = open_trace(nsys_report(report), opts)  # the entry
+    first.table("kernels"), first.table("api")  # and their details files
     monkeypatch.setattr(scratch, "SCRATCH_FROM", 0)  # every table "big"
     trace = open_trace(nsys_report(report), opts)
     assert trace.meta.from_cache
@@ -87,6 +88,12 @@ def test_a_big_tables_columns_in_scratch_equal_a_cacheless_open(
         assert in_scratch_file(chunk.buffers()[1].address), col
     codes = kernels["name"].chunk(0).indices
     assert in_scratch_file(codes.buffers()[1].address)
+    # detail columns (a details file, narrow): those with values widened into scratch too
+    detail = [c for c in ("grid_x", "registers", "context") if kernels[c].null_count == 0]
+    assert detail, "no detail column with values"
+    for col in detail:
+        for chunk in kernels[col].chunks:
+            assert in_scratch_file(chunk.buffers()[1].address), col
 
 
 def test_the_size_rule(tmp_path: Path, monkeypatch) -> None:
@@ -101,3 +108,18 @@ def test_the_size_rule(tmp_path: Path, monkeypatch) -> None:
         trace = open_trace(nsys_report("vit_range"), opts)
         duration = trace.table("kernels", ["duration"])["duration"].chunk(0)
         assert in_scratch_file(duration.buffers()[1].address) is in_file, limit
+
+
+def test_the_details_size_rule(tmp_path: Path, monkeypatch) -> None:
+    """Detail columns widen into scratch files past rows x 8 bytes x columns stored."""
+    opts = OpenOptions(cache_dir=tmp_path)
+    trace = open_trace(nsys_report("vit_range"), opts)
+    trace.table("kernels")  # the details converted and stored
+    cache, key = trace.cache, trace.cache_key
+    stored = cache.load_details(key, "kernels", trace.tables["kernels"].num_rows)
+    need = stored.num_rows * 8 * stored.num_columns
+    for limit, in_file in ((need, False), (need - 1, True)):
+        monkeypatch.setattr(scratch, "SCRATCH_FROM", limit)
+        again = open_trace(nsys_report("vit_range"), opts)
+        grid = again.table("kernels", ["start", "grid_x"])["grid_x"].chunk(0)
+        assert in_scratch_file(grid.buffers()[1].address) is in_file, limit

@@ -60,7 +60,7 @@ def restored(name: str, t: pa.Table, columns: list[str], alloc: Alloc | None = N
         field = canonical.field(n)
         i = t.schema.get_field_index(n)
         if i >= 0:
-            t = t.set_column(i, field, _widened(t.column(i), field.type, alloc))
+            t = t.set_column(i, field, widened(t.column(i), field.type, alloc))
             continue
         rank = canonical.get_field_index(n)
         at = sum(1 for c in t.column_names if canonical.get_field_index(c) < rank)
@@ -72,7 +72,9 @@ def restored(name: str, t: pa.Table, columns: list[str], alloc: Alloc | None = N
 _STEP = 1 << 22
 
 
-def _widened(col: pa.ChunkedArray, want: pa.DataType, alloc: Alloc | None) -> pa.ChunkedArray:
+def widened(col: pa.ChunkedArray, want: pa.DataType, alloc: Alloc | None) -> pa.ChunkedArray:
+    """`col` in type `want`: by pyarrow in memory, or (an `alloc`, for integer columns and
+    a single chunk's dictionary codes) into `alloc`'s arrays a step at a time."""
     kind = col.type
     if alloc is None:
         return col.cast(want)

@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 from tuiperf.model.arrays import view
+from tuiperf.model.scratch import Alloc
+from tuiperf.model.stored_columns import widened
 
 #: narrow candidates, narrowest first, with their (inclusive) ranges
 _INTS = (
@@ -133,8 +135,10 @@ def _same_with_nulls(start: pa.ChunkedArray, end: pa.ChunkedArray, got: pa.Chunk
     return bool(pc.all(pc.fill_null(pc.equal(want, got), True)).as_py())
 
 
-def widen(table: pa.Table, canonical: pa.Schema) -> pa.Table:
-    """`table`'s columns back in their types in `canonical` (those it names)."""
+def widen(table: pa.Table, canonical: pa.Schema, alloc: Alloc | None = None) -> pa.Table:
+    """`table`'s columns back in their types in `canonical` (those it names); with `alloc`
+    (a big table's scratch files), each column with a value into its arrays
+    (stored_columns.widened), a column null in every row by pyarrow (no value to write)."""
     for i, name in enumerate(table.column_names):
         idx = canonical.get_field_index(name)
         if idx < 0:
@@ -142,7 +146,8 @@ def widen(table: pa.Table, canonical: pa.Schema) -> pa.Table:
         want = canonical.field(idx).type
         col = table.column(i)
         if col.type != want:
-            table = table.set_column(i, pa.field(name, want), col.cast(want))
+            into = alloc if col.null_count < len(col) else None
+            table = table.set_column(i, pa.field(name, want), widened(col, want, into))
     return table
 
 

@@ -34,6 +34,7 @@ from tuiperf.load import spill
 from tuiperf.load.cache import entries, narrow, usage
 from tuiperf.load.cache.file_sink import FileSink
 from tuiperf.load.cache.key import MANIFEST, SCHEMA_VERSION, CacheKey, default_root
+from tuiperf.model import scratch as scratch_rule
 
 
 def read_ipc(path: Path) -> pa.Table:
@@ -384,7 +385,7 @@ class Cache:
         # stored narrow (store_details): back in the canonical types, one copy of these
         # columns now that they are used
         try:
-            return narrow.widen(t, schema.TABLES[name])
+            return narrow.widen(t, schema.TABLES[name], self._widen_into(key, t))
         except (pa.ArrowException, KeyError):  # not what store_details writes: convert again
             with contextlib.suppress(OSError):
                 p.unlink()
@@ -421,6 +422,14 @@ class Cache:
         with contextlib.suppress(OSError):
             atomic_write_ipc(self.details_path(key, name), stored, compression=DETAILS_CODEC)
             self.keep_under_cap()
+
+    def _widen_into(self, key: CacheKey, t: pa.Table) -> scratch_rule.Alloc | None:
+        """Where a big table's detail columns widen (model/scratch.py's rule, at 8 bytes a
+        value): the entry's scratch files, not the process's own memory (3.3 GiB of kernel
+        details at 51.2M kernels); None: in memory."""
+        if t.num_rows * 8 * t.num_columns <= scratch_rule.scratch_from():
+            return None
+        return lambda n, dtype: self.scratch(key, n, dtype)
 
     def scratch(self, key: CacheKey, n: int, dtype: Any) -> np.ndarray:
         """An array of `n` `dtype` in an unlinked file of the entry (spill.zeros), for what
