@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import nsys_report
 from tests.support.scratch_maps import in_scratch_file
 from tuiperf import schema
-from tuiperf.load.cache import store
+from tuiperf.load.cache import narrow, store
 from tuiperf.load.cache.store import read_ipc
 from tuiperf.load.open import OpenOptions, open_trace
 from tuiperf.model import scratch
@@ -73,3 +73,42 @@ def test_the_default_cap_follows_the_machine(monkeypatch) -> None:
     assert store.narrow_up_to() == 1 << 30  # at least 1 GiB
     monkeypatch.setattr(store.settings, "physical_memory", lambda: 0)  # unknown
     assert store.narrow_up_to() == 1 << 30
+
+
+KINETO = Path(__file__).parents[1] / "data" / "kineto" / "kineto_cnn.json.gz"
+
+
+def _as_converted(report: Path, name: str, tmp_path: Path) -> pa.Table:
+    got: dict[str, pa.Table] = {}
+    real = store.EntryWriter.add
+
+    def spy(self, table_name, table):  # type: ignore[no-untyped-def]
+        if table_name == name:
+            got[name] = table
+        return real(self, table_name, table)
+
+    store.EntryWriter.add = spy  # type: ignore[method-assign]
+    try:
+        open_trace(report, OpenOptions(cache_dir=tmp_path / "spy"))
+    finally:
+        store.EntryWriter.add = real  # type: ignore[method-assign]
+    return got[name]
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_a_wide_table_leaves_out_a_derived_duration(tmp_path: Path, monkeypatch, over: int):
+    """A kineto trace's kernels come with their `duration` (end - start in every row): the
+    cap compares the table as converted, duration included; wide, it is left out too."""
+    converted = _as_converted(KINETO, "kernels", tmp_path)
+    assert "duration" in converted.column_names and narrow.duration_is_derived(converted)
+    monkeypatch.setattr(store, "NARROW_UP_TO", converted.nbytes - over)
+    monkeypatch.setattr(store, "COMPRESS_UP_TO", -1)
+    cache = tmp_path / "c"
+    trace = open_trace(KINETO, OpenOptions(cache_dir=cache))
+    (entry,) = [p for p in cache.iterdir() if p.is_dir()]
+    held = read_ipc(entry / "kernels.arrow")
+    assert "duration" not in held.column_names
+    pid = held.schema.field("pid").type
+    assert (pid == pa.int64()) is bool(over)  # wide over the cap, narrow at it
+    fresh = open_trace(KINETO, OpenOptions(use_cache=False))
+    assert trace.table("kernels").equals(fresh.table("kernels"))

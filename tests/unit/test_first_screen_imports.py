@@ -247,3 +247,25 @@ def test_codes_name_a_null_dictionary_value_empty() -> None:
     codes, values = arrays.codes(pa.table({"c": col}), "c")
     assert values == ["a", ""]
     assert codes.tolist() == [0, 1, -1, 1]
+
+
+def test_valid_of_codes_pointing_at_a_null_value_equals_pyarrows() -> None:
+    col = pa.DictionaryArray.from_arrays(pa.array([0, 1, None]), pa.array(["a", None]))
+    assert arrays.valid(col).tolist() == [True, False, False]
+    assert arrays.valid(col).tolist() == col.is_valid().to_numpy(zero_copy_only=False).tolist()
+
+
+def test_valid_of_no_chunks() -> None:
+    got = arrays.valid(pa.chunked_array([], pa.int64()))
+    assert got.dtype == np.bool_ and got.shape == (0,)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 7, 8, 9, 61])
+@pytest.mark.parametrize("length", [0, 1, 5, 8, 17])
+def test_filled_and_valid_of_slices_at_every_bit_offset(offset: int, length: int) -> None:
+    # a slice shares its parent's whole bitmap: only its own bits count
+    parent = pa.array([None if i % 3 == 0 else i for i in range(100)], pa.int32())
+    arr = parent.slice(offset, length)
+    want = arr.fill_null(-1).to_numpy(zero_copy_only=False) if arr.null_count else arr.to_numpy()
+    np.testing.assert_array_equal(arrays.filled(arr, -1), want)
+    np.testing.assert_array_equal(arrays.valid(arr), arr.is_valid().to_numpy(zero_copy_only=False))

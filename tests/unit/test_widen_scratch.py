@@ -123,3 +123,19 @@ def test_the_details_size_rule(tmp_path: Path, monkeypatch) -> None:
         again = open_trace(nsys_report("vit_range"), opts)
         grid = again.table("kernels", ["start", "grid_x"])["grid_x"].chunk(0)
         assert in_scratch_file(grid.buffers()[1].address) is in_file, limit
+
+
+def test_what_pyarrow_could_refuse_is_cast_by_pyarrow() -> None:
+    """Out of range for the type wanted (a narrower one), or a dictionary of another value
+    type: pyarrow's cast (which raises, or converts), never the copy into `alloc`."""
+
+    def alloc(n: int, dtype: np.dtype) -> np.ndarray:
+        raise AssertionError("copied into scratch")
+
+    big = pa.chunked_array([pa.array([1, 1 << 40], pa.int64())])
+    with pytest.raises(pa.ArrowInvalid):
+        stored_columns.widened(big, pa.int32(), alloc)
+    large = pa.chunked_array([pa.array(["a", "b", "a"], pa.large_string()).dictionary_encode()])
+    want = pa.dictionary(pa.int32(), pa.string())
+    got = stored_columns.widened(large, want, alloc)
+    assert got.type == want and got.to_pylist() == ["a", "b", "a"]

@@ -58,11 +58,18 @@ def filled(arr: pa.Array, fill: int) -> np.ndarray:
     if not arr.null_count:
         return view(arr)
     dtype = numpy_dtype(arr.type)
-    validity, data = arr.buffers()[0], arr.buffers()[1]
-    out = np.frombuffer(data, dtype, len(arr), arr.offset * dtype.itemsize).copy()
-    valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")
-    out[valid[arr.offset : arr.offset + len(arr)] == 0] = fill
+    out = np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * dtype.itemsize).copy()
+    out[~_validity(arr)] = fill
     return out
+
+
+def _validity(arr: pa.Array) -> np.ndarray:
+    """`arr`'s validity bits (True: a value) for its own rows, from its bitmap: only the
+    bytes under those rows are unpacked (a slice shares its parent's whole bitmap)."""
+    lo, hi = arr.offset // 8, (arr.offset + len(arr) + 7) // 8
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8, hi - lo, lo), bitorder="little")
+    at = arr.offset % 8
+    return bits[at : at + len(arr)].astype(bool)
 
 
 def valid(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -70,16 +77,20 @@ def valid(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     (`is_valid().to_numpy()` imports pandas; see `view`)."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     parts = [_valid_chunk(c) for c in chunks]
+    if not parts:
+        return np.ones(0, bool)
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
 def _valid_chunk(arr: pa.Array) -> np.ndarray:
+    if pa.types.is_dictionary(arr.type) and arr.dictionary.null_count:
+        # a code that points at a null value is null too, for pyarrow
+        return arr.is_valid().to_numpy(zero_copy_only=False)
     if not arr.null_count:
         return np.ones(len(arr), bool)
     if pa.types.is_null(arr.type):
         return np.zeros(len(arr), bool)
-    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
-    return bits[arr.offset : arr.offset + len(arr)].astype(bool)
+    return _validity(arr)
 
 
 def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:

@@ -78,16 +78,32 @@ def widened(col: pa.ChunkedArray, want: pa.DataType, alloc: Alloc | None) -> pa.
     kind = col.type
     if alloc is None:
         return col.cast(want)
-    if pa.types.is_integer(want) and pa.types.is_integer(kind):
+    if _safe(kind, want):
         data = _copied(col, arrays.numpy_dtype(want), alloc)
         return pa.chunked_array([_over(want, data, col)])
-    if pa.types.is_dictionary(want) and pa.types.is_dictionary(kind) and col.num_chunks == 1:
+    if _same_dictionary(kind, want) and col.num_chunks == 1:
         codes = col.chunk(0)
         idx = pa.chunked_array([codes.indices])
         data = _copied(idx, arrays.numpy_dtype(want.index_type), alloc)
         indices = _over(want.index_type, data, idx)
         return pa.chunked_array([pa.DictionaryArray.from_arrays(indices, codes.dictionary)])
     return col.cast(want)
+
+
+def _safe(kind: pa.DataType, want: pa.DataType) -> bool:
+    """Integer to an integer type holding every value (what pyarrow's cast could refuse
+    goes through it: out of range, it raises instead of wrapping)."""
+    if not (pa.types.is_integer(kind) and pa.types.is_integer(want)):
+        return False
+    return bool(np.can_cast(arrays.numpy_dtype(kind), arrays.numpy_dtype(want), "safe"))
+
+
+def _same_dictionary(kind: pa.DataType, want: pa.DataType) -> bool:
+    """Dictionaries differing only in their codes' width, widened safely."""
+    if not (pa.types.is_dictionary(kind) and pa.types.is_dictionary(want)):
+        return False
+    same = kind.value_type == want.value_type and kind.ordered == want.ordered
+    return same and _safe(kind.index_type, want.index_type)
 
 
 def _copied(col: pa.ChunkedArray, dtype: np.dtype, alloc: Alloc) -> np.ndarray:

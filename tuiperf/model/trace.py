@@ -5,16 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from tuiperf import schema
 from tuiperf.model import scratch, stored_columns
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 @dataclass

@@ -191,8 +191,9 @@ def _stored_core(name: str, table: pa.Table) -> pa.Table:
     """Core table `name` as the entry stores it: narrow (narrow.core, a column at a time,
     each original let go once replaced) up to `narrow_up_to()` bytes, else as converted;
     either way without a `duration` that is end - start in every row."""
+    wide = table.nbytes > narrow_up_to()
     table = narrow.without_derived(table)
-    if table.nbytes > narrow_up_to():
+    if wide:
         return table
     for i in narrow.narrowable(table):
         table = narrow.narrow_column(table, i, _drop_spilled)
