@@ -269,3 +269,14 @@ def test_filled_and_valid_of_slices_at_every_bit_offset(offset: int, length: int
     want = arr.fill_null(-1).to_numpy(zero_copy_only=False) if arr.null_count else arr.to_numpy()
     np.testing.assert_array_equal(arrays.filled(arr, -1), want)
     np.testing.assert_array_equal(arrays.valid(arr), arr.is_valid().to_numpy(zero_copy_only=False))
+
+
+def test_filled_reads_no_byte_past_an_exact_bitmap() -> None:
+    """A bitmap exactly as long as its rows need (one built outside Arrow's padded pool)."""
+    valid = np.array([1, 0, 1, 1, 0, 1, 1, 1], bool)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    assert bitmap.size == 1
+    data = pa.py_buffer(np.arange(8, dtype=np.int32))
+    arr = pa.Array.from_buffers(pa.int32(), 8, [bitmap, data], null_count=2)
+    assert arrays.filled(arr, -1).tolist() == [0, -1, 2, 3, -1, 5, 6, 7]
+    assert arrays.valid(arr).tolist() == valid.tolist()
