@@ -88,6 +88,12 @@ def test_cached_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_pat
         "lanes = build_lanes(trace)\n"
         "for lane in lanes.lanes:  # the names a first frame's wide boxes show\n"
         "    lane.names.names(lane.iv.rows[:1])\n"
+        "from tuiperf.model import arrays\n"
+        "from tuiperf.model.columns import read_column\n"
+        "k = trace.table('kernels')  # what the events table and the sample lane read next\n"
+        "for c in ('start', 'duration', 'pid', 'name', 'grid_x', 'correlation_id'):\n"
+        "    read_column(k[c])\n"
+        "arrays.ints(k, 'pid', -1), arrays.codes(k, 'name'), arrays.valid(k['pid'])\n"
         "print('pandas' in sys.modules)\n"
     )
     for run in ("first", "again"):  # the first run writes the cache entry and lane index
