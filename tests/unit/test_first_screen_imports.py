@@ -256,9 +256,11 @@ def test_codes_name_a_null_dictionary_value_empty() -> None:
 
 
 def test_valid_of_codes_pointing_at_a_null_value_equals_pyarrows() -> None:
+    # pyarrow 26 calls the second row null, 25 valid: `valid` says what the installed one
+    # does, as the `is_valid()` it replaces did
     col = pa.DictionaryArray.from_arrays(pa.array([0, 1, None]), pa.array(["a", None]))
-    assert arrays.valid(col).tolist() == [True, False, False]
     assert arrays.valid(col).tolist() == col.is_valid().to_numpy(zero_copy_only=False).tolist()
+    assert arrays.valid(col).tolist()[::2] == [True, False]
 
 
 def test_valid_of_no_chunks() -> None:
