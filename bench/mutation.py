@@ -71,6 +71,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_stored_columns.py", U + "test_narrow_readers.py", U + "test_deferred_details.py",
         U + "test_trace_on_details.py", U + "test_cache_details_file.py",
         U + "test_lanes.py", U + "test_lane_cache.py", U + "test_analysis_sample.py"]),
+    "store": ("tuiperf/load/cache/store.py", [
+        U + "test_cache.py", U + "test_cache_cap.py", U + "test_cache_details_file.py",
+        U + "test_cache_small_compressed.py", U + "test_cache_big_tables_wide.py",
+        U + "test_private_cache.py"]),
     "ncu_link": ("tuiperf/model/ncu/link.py", [
         U + "test_ncu_link.py", U + "test_oracle_ncu_link.py"]),
 }  # fmt: skip

@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
@@ -113,6 +114,13 @@ def atomic_write_ipc(
         raise
 
 
+#: a table up to this size (as built) is narrowed, compressed and written by a background
+#: thread while the conversion builds the next one: what a write costs after `nsys export`
+#: ends overlaps the rest (bench/entry_overlap.md); at most one such table is in flight,
+#: so the peak grows by at most this much. Bigger tables are stored in line.
+OVERLAP_UP_TO = 256 << 20
+
+
 class EntryWriter:
     """Writes the tables of one cache entry into its temporary folder.
 
@@ -135,8 +143,36 @@ class EntryWriter:
         self.split_details = False
         self.narrow_core = False
         self._split: list[str] = []
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: Future[None] | None = None
 
     def add(self, name: str, table: pa.Table) -> None:
+        """Store `table` as `name`: a small one (OVERLAP_UP_TO) by a background thread while
+        the caller builds the next (at most one in flight; `finish` waits for it), a big
+        one, or any while a conversion spills, here and now."""
+        self._settle()
+        if table.nbytes > OVERLAP_UP_TO or spill.active():
+            self._store(name, table)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="tuiperf-entry")
+        self._pending = self._pool.submit(self._store, name, table)
+
+    def finish(self) -> None:
+        """Wait for the table in flight; its error (CacheError) is raised here."""
+        try:
+            self._settle()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def _store(self, name: str, table: pa.Table) -> None:
         try:
             # pages of a spilled table that were read since it was built (the launch index
             # reads three API columns) leave the process; the writer reads each page once
@@ -282,8 +318,14 @@ class Cache:
         w.narrow_core = narrow_core
         held = None
         try:
-            with spill.into(tmp):  # big tables are assembled in files here (load.spill)
-                yield w
+            try:
+                with spill.into(tmp):  # big tables are assembled in files here (load.spill)
+                    yield w
+            except BaseException:
+                with contextlib.suppress(Exception):  # the first error is the one to tell
+                    w.finish()
+                raise
+            w.finish()
             (tmp / MANIFEST).write_text(json.dumps(w.manifest(), indent=1))
             held = usage.hold(tmp)  # the lock goes with the file through the rename
             self._publish(tmp, self.entry(key))
