@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf.model.arrays import as_int64, from_numpy, valid
 from tuiperf.schema import NAME
 
 
@@ -15,7 +16,7 @@ class StringTable:
     def __init__(self, ids: np.ndarray, values: pa.Array) -> None:
         order = np.argsort(ids, kind="stable")
         self.ids = np.asarray(ids, dtype=np.int64)[order]
-        self.values = values.take(pa.array(order)) if len(order) else values
+        self.values = values.take(from_numpy(order)) if len(order) else values
         n = len(self.ids)
         self.dense = bool(n and self.ids[0] == 0 and self.ids[-1] == n - 1)
 
@@ -26,10 +27,9 @@ class StringTable:
 
     def positions(self, col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Index into `values` for each id, and a mask of the ids that were found."""
-        raw = col.to_numpy(zero_copy_only=False) if len(col) else np.zeros(0)
-        valid = ~pc.is_null(col).to_numpy(zero_copy_only=False) if col.null_count else None
-        ids = np.nan_to_num(raw.astype(np.float64)).astype(np.int64) if valid is not None else raw
-        ids = np.asarray(ids, dtype=np.int64)
+        # (from Arrow's buffers: `to_numpy` imports pandas when it is installed)
+        ids = as_int64(col, 0)
+        known = valid(col) if col.null_count else None
         if self.dense:
             found = (ids >= 0) & (ids < len(self.ids))
             pos = np.where(found, ids, 0)
@@ -37,8 +37,8 @@ class StringTable:
             pos = np.searchsorted(self.ids, ids)
             pos = np.minimum(pos, max(len(self.ids) - 1, 0))
             found = (self.ids[pos] == ids) if len(self.ids) else np.zeros(len(ids), bool)
-        if valid is not None:
-            found &= valid
+        if known is not None:
+            found &= known
         return pos.astype(np.int64), found
 
     def encode(self, col: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
@@ -48,7 +48,7 @@ class StringTable:
     def encode_full(self, col: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
         """Indices into the whole lookup (no compaction): batches then share one dictionary."""
         pos, found = self.positions(col)
-        indices = pa.array(pos.astype(np.int32), mask=~found)
+        indices = from_numpy(pos.astype(np.int32), ~found)
         return pa.DictionaryArray.from_arrays(indices, self.values.cast(pa.string()))
 
 
@@ -69,8 +69,8 @@ def compact_dictionary(pos: np.ndarray, found: np.ndarray, values: pa.Array) -> 
     else:
         remap = (np.cumsum(used) - 1).astype(np.int32)
         indices = remap[pos]
-        dictionary = values.take(pa.array(keep)) if len(keep) else pa.array([], pa.string())
-    arr = pa.array(indices, pa.int32(), mask=None if all_found else ~found)
+        dictionary = values.take(from_numpy(keep)) if len(keep) else pa.nulls(0, pa.string())
+    arr = from_numpy(indices.astype(np.int32, copy=False), None if all_found else ~found)
     return pa.DictionaryArray.from_arrays(arr, dictionary.cast(pa.string()))
 
 

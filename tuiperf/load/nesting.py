@@ -7,6 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf.model.arrays import as_int64, from_numpy, valid
+
 
 def nesting_depth(t: pa.Table) -> pa.Array:
     """Per thread, how many ranges enclose each range (0 = outermost).
@@ -18,13 +20,14 @@ def nesting_depth(t: pa.Table) -> pa.Array:
     n = t.num_rows
     depth = np.zeros(n, dtype=np.int32)
     if n == 0:
-        return pa.array(depth)
-    tid = t["tid"].fill_null(-1).to_numpy(zero_copy_only=False)
-    pid = t["pid"].fill_null(-1).to_numpy(zero_copy_only=False)
-    key = (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
-    is_range = ~pc.is_null(t["end"]).to_numpy(zero_copy_only=False)
-    starts = t["start"].to_numpy(zero_copy_only=False)
-    ends = t["end"].fill_null(0).to_numpy(zero_copy_only=False)
+        return from_numpy(depth)
+    # (read from Arrow's buffers: `to_numpy` and `fill_null` import pandas; model/arrays.py)
+    tid = as_int64(t["tid"], -1)
+    pid = as_int64(t["pid"], -1)
+    key = (pid << 24) | (tid & 0xFFFFFF)
+    is_range = valid(t["end"])
+    starts = _times(t["start"])
+    ends = _times(t["end"])
     ranges = np.flatnonzero(is_range)
     order = ranges[np.argsort(key[ranges], kind="stable")]
     bounds = np.flatnonzero(np.diff(key[order])) + 1
@@ -32,4 +35,11 @@ def nesting_depth(t: pa.Table) -> pa.Array:
         s, e = starts[idx], ends[idx]
         ended = np.searchsorted(np.sort(e), s, side="right")
         depth[idx] = np.arange(len(idx)) - ended
-    return pa.array(np.maximum(depth, 0))
+    return from_numpy(np.maximum(depth, 0))
+
+
+def _times(col: pa.ChunkedArray) -> np.ndarray:
+    """Integer times as int64 (nulls 0); other types as pyarrow converts them."""
+    if pa.types.is_integer(col.type):
+        return as_int64(col, 0)
+    return pc.fill_null(col, 0).to_numpy(zero_copy_only=False)

@@ -278,11 +278,10 @@ def _export_job(path: Path, opts: OpenOptions) -> nsys_rep.Export:
 
 
 def _import_converter() -> None:
-    """What converting an export imports: the readers, and the pandas that pyarrow's
-    `to_numpy` imports when it is installed (~0.3 s, bench/routes.md)."""
+    """What converting an export imports: the readers (their numpy conversions no longer
+    import pandas, so that is not done here either: model/arrays.py)."""
     from tuiperf.load.nsys import meta as nsys_meta  # noqa: F401
-
-    pa.array([0]).to_numpy()
+    from tuiperf.load.nsys import tables as nsys_tables  # noqa: F401
 
 
 def load_converted(path: Path) -> Trace:

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model.api_names import api_display_name
+from tuiperf.model.arrays import as_int64, filled, from_numpy, from_strings
 from tuiperf.model.groupstats import GroupStats, group_stats
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.gpu_trace import gpu_trace
@@ -53,8 +54,8 @@ def _stats_table(
         "stddev_ns": st.stdev[order],
     }
     for key, labels in names.items():
-        values[key] = pa.array([labels[i] for i in order], pa.string())
-    data = pa.table({c.key: values[c.key] for c in columns})
+        values[key] = from_strings([labels[i] for i in order])
+    data = pa.table({c.key: _arrow(values[c.key]) for c in columns})
     return StatsTable(report, columns, data)
 
 
@@ -70,18 +71,20 @@ def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     labels = [str(x) for x in arr.dictionary.to_pylist()]
     idx = arr.indices
     if idx.null_count:
-        import pyarrow.compute as pc
-
-        idx = pc.fill_null(idx, len(labels))
+        codes = filled(idx, len(labels))
         labels.append("")
-    return idx.to_numpy(zero_copy_only=False).astype(np.int64), labels
+        return codes.astype(np.int64), labels
+    return filled(idx, -1).astype(np.int64), labels
 
 
 def _durations(t: pa.Table) -> np.ndarray:
-    d = t["duration"]
-    if d.null_count:
-        d = d.fill_null(0)
-    return d.to_numpy().astype(np.int64, copy=False)
+    return as_int64(t["duration"], 0)
+
+
+def _arrow(values: object) -> object:
+    """Numbers computed in numpy as Arrow, without `pa.array`'s pandas import (see
+    model/arrays.py); Arrow arrays as they are."""
+    return from_numpy(values) if isinstance(values, np.ndarray) else values
 
 
 def kern_sum(trace: Trace, base: str = "name") -> StatsTable:
@@ -115,10 +118,7 @@ def _mem_groups(trace: Trace, value: str) -> tuple[np.ndarray, np.ndarray, list[
     codes, kinds = _codes(mc["copy_kind"])
     labels = [f"[CUDA memcpy {k}]" for k in kinds] + ["[CUDA memset]"]
     all_codes = np.concatenate([codes, np.full(ms.num_rows, len(kinds), dtype=np.int64)])
-    vals = [
-        mc[value].fill_null(0).to_numpy(zero_copy_only=False),
-        ms[value].fill_null(0).to_numpy(zero_copy_only=False),
-    ]
+    vals = [as_int64(mc[value], 0), as_int64(ms[value], 0)]
     return all_codes, np.concatenate(vals).astype(np.int64), labels
 
 
@@ -136,14 +136,14 @@ def mem_size_sum(trace: Trace) -> StatsTable:
     st = group_stats(codes, vals)
     order = st.order_by_total()
     data = pa.table({
-        "total_mb": st.total[order] / 1e6,
-        "count": st.count[order],
-        "avg_mb": st.mean[order] / 1e6,
-        "med_mb": st.median[order] / 1e6,
-        "min_mb": st.minimum[order] / 1e6,
-        "max_mb": st.maximum[order] / 1e6,
-        "stddev_mb": st.stdev[order] / 1e6,
-        "operation": pa.array([labels[st.keys[i]] for i in order], pa.string()),
+        "total_mb": _arrow(st.total[order] / 1e6),
+        "count": _arrow(st.count[order]),
+        "avg_mb": _arrow(st.mean[order] / 1e6),
+        "med_mb": _arrow(st.median[order] / 1e6),
+        "min_mb": _arrow(st.minimum[order] / 1e6),
+        "max_mb": _arrow(st.maximum[order] / 1e6),
+        "stddev_mb": _arrow(st.stdev[order] / 1e6),
+        "operation": from_strings([labels[st.keys[i]] for i in order]),
     })  # fmt: skip
     cols = [
         Column("Total (MB)", "total_mb", "f3"),

@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 
 from tuiperf.load import spill
 from tuiperf.load.dictcols import compact_dictionary
-from tuiperf.model.arrays import numpy_dtype
+from tuiperf.model.arrays import filled, from_numpy, numpy_dtype, view
+from tuiperf.model.arrays import valid as valid_rows
 
 #: rows per step where a spilled column is rewritten (sort, dictionary remap)
 _STEP = 1 << 16
@@ -98,14 +99,13 @@ class Assembler:
                 v[lo:hi] = False  # the data stays zeros, untouched
                 spill.drop_rows(v, lo, hi)
                 return
-            v[lo:hi] = values.is_valid().to_numpy(zero_copy_only=False)
+            v[lo:hi] = valid_rows(values)
             spill.drop_rows(v, lo, hi)
-            values = pc.fill_null(values, 0)
         elif (v := self.valid[name]) is not None:
             v[lo:hi] = True
             spill.drop_rows(v, lo, hi)
         out = self.data[name]
-        out[lo:hi] = values.to_numpy(zero_copy_only=False)
+        out[lo:hi] = _numbers(values)
         spill.drop_rows(out, lo, hi)
 
     def _track_order(self, t: pa.Table) -> None:
@@ -115,7 +115,7 @@ class Assembler:
         if s.null_count:
             self.in_order = False
             return
-        arr = s.to_numpy(zero_copy_only=False)
+        arr = view(s)
         if (self._last_start is not None and arr[0] < self._last_start) or (
             len(arr) > 1 and not bool(np.all(arr[1:] >= arr[:-1]))
         ):
@@ -160,11 +160,26 @@ class Assembler:
 
     def _array(self, f: pa.Field, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:
         if pa.types.is_dictionary(f.type):
-            dictionary = self.dictionaries.get(f.name, pa.array([], pa.string()))
+            dictionary = self.dictionaries.get(f.name, pa.nulls(0, pa.string()))
             found = valid if valid is not None else np.ones(len(data), dtype=bool)
             return compact_dictionary(data, found, dictionary).cast(f.type)
         mask = ~valid if valid is not None else None
+        if _is_number(f.type) and data.dtype == numpy_dtype(f.type):
+            return from_numpy(data, mask)  # (`pa.array` imports pandas: see arrays.view)
         return pa.array(data, type=f.type, mask=mask)
+
+
+def _is_number(kind: pa.DataType) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
+
+
+def _numbers(values: pa.Array) -> np.ndarray:
+    """A batch's numbers, nulls as 0, read from its buffers where it can."""
+    if _is_number(values.type):
+        return filled(values, 0)
+    if values.null_count:
+        values = pc.fill_null(values, 0)
+    return values.to_numpy(zero_copy_only=False)
 
 
 def _spilled_array(
@@ -176,10 +191,10 @@ def _spilled_array(
     if valid is not None:
         spill.drop_rows(valid, 0, len(valid))
     if pa.types.is_dictionary(f.type):
-        values = dictionary if dictionary is not None else pa.array([], pa.string())
+        values = dictionary if dictionary is not None else pa.nulls(0, pa.string())
         keep = _remap_in_place(data, valid, len(values))
         if keep is not None:
-            values = values.take(pa.array(keep)) if len(keep) else pa.array([], pa.string())
+            values = values.take(from_numpy(keep)) if len(keep) else pa.nulls(0, pa.string())
         idx = pa.Array.from_buffers(pa.int32(), len(data), [bitmap, pa.py_buffer(data)])
         return pa.DictionaryArray.from_arrays(idx, values.cast(pa.string())).cast(f.type)
     if data.dtype.kind in "iuf" and data.dtype.itemsize * 8 == f.type.bit_width:

@@ -10,27 +10,34 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from tuiperf.model.arrays import filled, from_numpy, valid
+
 _PID_MASK = 0xFFFFFF
 
 
+def _packed(global_id: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ids as int64 (nulls as 0) and where they are null (None: nowhere), read from
+    Arrow's buffers (`to_numpy` imports pandas when it is installed)."""
+    chunks = global_id.chunks if isinstance(global_id, pa.ChunkedArray) else [global_id]
+    if not chunks or pa.types.is_null(global_id.type):
+        n = len(global_id)
+        return np.zeros(n, np.int64), (np.ones(n, bool) if n else None)
+    parts = [filled(c, 0).astype(np.int64, copy=False) for c in chunks]
+    arr = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return arr, (~valid(global_id) if global_id.null_count else None)
+
+
 def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
-    """Both halves of globalTid (HW:8 | VM:8 | PID:24 | TID:24) from one pass."""
-    if global_tid.null_count:
-        return pid_of(global_tid), tid_of(global_tid)
-    arr = global_tid.to_numpy(zero_copy_only=False)
-    arr = arr.astype(np.int64, copy=False)
-    return pa.array((arr >> 24) & _PID_MASK), pa.array(arr & _PID_MASK)
+    """Both halves of globalTid (HW:8 | VM:8 | PID:24 | TID:24) from one read."""
+    arr, null = _packed(global_tid)
+    return from_numpy((arr >> 24) & _PID_MASK, null), from_numpy(arr & _PID_MASK, null)
 
 
 def pid_of(global_id: pa.ChunkedArray) -> pa.Array:
-    arr = global_id.to_numpy(zero_copy_only=False)
-    if arr.dtype.kind == "f":  # nulls present
-        return pa.array((np.nan_to_num(arr).astype(np.int64) >> 24) & _PID_MASK, mask=np.isnan(arr))
-    return pa.array((arr.astype(np.int64) >> 24) & _PID_MASK)
+    arr, null = _packed(global_id)
+    return from_numpy((arr >> 24) & _PID_MASK, null)
 
 
 def tid_of(global_tid: pa.ChunkedArray) -> pa.Array:
-    arr = global_tid.to_numpy(zero_copy_only=False)
-    if arr.dtype.kind == "f":
-        return pa.array(np.nan_to_num(arr).astype(np.int64) & _PID_MASK, mask=np.isnan(arr))
-    return pa.array(arr.astype(np.int64) & _PID_MASK)
+    arr, null = _packed(global_tid)
+    return from_numpy(arr & _PID_MASK, null)

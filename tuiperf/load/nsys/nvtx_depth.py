@@ -10,16 +10,19 @@ from tuiperf import schema
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nesting import nesting_depth
 from tuiperf.load.nsys.ids import pid_of, tid_of
+from tuiperf.model.arrays import as_int64, from_numpy, from_strings, scalar, valid, where_equal
 
 #: ENUM_NSYS_EVENT_TYPE ids that are user-visible NVTX events
 _STYLES = {59: "PushPop", 60: "StartEnd", 34: "Mark"}
 _DOMAIN_CREATE = 75
+#: (a Python "" given to `fill_null` becomes a `pa.scalar`, which imports pandas)
+_EMPTY = scalar("", pa.string())
 
 
 def nvtx_table(t: pa.Table, strings: StringTable) -> pa.Table:
     etype = t["eventType"]
     domains = _domain_names(t)
-    t = t.filter(pc.is_in(etype, pa.array(list(_STYLES), pa.int64())))
+    t = t.filter(from_numpy(valid(etype) & np.isin(as_int64(etype), list(_STYLES))))
     n = t.num_rows
     text = _texts(t, strings)
     domain = _lookup(t["domainId"], domains, "") if n else None
@@ -38,25 +41,25 @@ def nvtx_table(t: pa.Table, strings: StringTable) -> pa.Table:
     }
     out = schema.conform("nvtx", cols, n)
     if n:
-        out = out.take(pa.array(np.lexsort((-_end_or_start(out), out["start"].to_numpy()))))
+        out = out.take(from_numpy(np.lexsort((-_end_or_start(out), as_int64(out["start"])))))
     depth = nesting_depth(out)
     return out.set_column(out.schema.get_field_index("depth"), "depth", depth).combine_chunks()
 
 
 def _lookup(col: pa.ChunkedArray, names: dict[int, str], default: str) -> pa.Array:
     """Map a small set of integer codes to strings without a Python loop per row."""
-    codes = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = as_int64(col, 0)  # (no pandas: see model/arrays.py)
     uniq, inverse = np.unique(codes, return_inverse=True)
-    labels = pa.array([names.get(int(u), default) for u in uniq], pa.string())
-    return labels.take(pa.array(inverse.ravel()))
+    labels = from_strings([names.get(int(u), default) for u in uniq])
+    return labels.take(from_numpy(inverse.ravel()))
 
 
 def _end_or_start(t: pa.Table) -> np.ndarray:
-    return pc.coalesce(t["end"], t["start"]).to_numpy(zero_copy_only=False)
+    return as_int64(pc.coalesce(t["end"], t["start"]))
 
 
 def _domain_names(t: pa.Table) -> dict[int, str]:
-    rows = t.filter(pc.equal(t["eventType"], _DOMAIN_CREATE)).select(["domainId", "text"])
+    rows = t.filter(where_equal(t["eventType"], _DOMAIN_CREATE)).select(["domainId", "text"])
     return {
         int(d): (s or "")
         for d, s in zip(rows["domainId"].to_pylist(), rows["text"].to_pylist())
@@ -68,6 +71,6 @@ def _texts(t: pa.Table, strings: StringTable) -> pa.Array:
     """`text`, or the registered string that `textId` points to."""
     text = t["text"].combine_chunks().cast(pa.string())
     if t["textId"].null_count == len(t):
-        return pc.fill_null(text, "")
+        return pc.fill_null(text, _EMPTY)
     registered = strings.encode(t["textId"]).cast(pa.string())
-    return pc.fill_null(pc.coalesce(text, registered), "")
+    return pc.fill_null(pc.coalesce(text, registered), _EMPTY)

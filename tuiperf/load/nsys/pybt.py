@@ -27,6 +27,7 @@ from tuiperf import schema
 from tuiperf.load.dictcols import StringTable
 from tuiperf.load.nsys.ids import pid_tid
 from tuiperf.load.nsys.payloads import each_once, mark_texts
+from tuiperf.model.arrays import where_equal
 
 
 class ExportTables(Protocol):
@@ -51,7 +52,7 @@ NO_JSON = (
 
 def python_domains(nvtx_raw: pa.Table) -> list[int]:
     """The ids of the backtrace domain(s), from raw NVTX_EVENTS rows."""
-    rows = nvtx_raw.filter(pc.equal(nvtx_raw["eventType"], _DOMAIN_CREATE))  # a few rows
+    rows = nvtx_raw.filter(where_equal(nvtx_raw["eventType"], _DOMAIN_CREATE))  # a few rows
     pairs = zip(rows["domainId"].to_pylist(), rows["text"].to_pylist(), strict=True)
     return sorted({int(d) for d, text in pairs if d is not None and text == DOMAIN})
 

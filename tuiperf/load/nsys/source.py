@@ -23,6 +23,7 @@ import pyarrow.ipc as ipc
 from tuiperf import settings
 from tuiperf.errors import BadReportError
 from tuiperf.load.nsys import sqlite_pages
+from tuiperf.model.arrays import from_numpy, from_strings
 
 #: tables with fewer rows are read through sqlite3 alone: there the page reader's setup
 #: (schema lookup, B-tree walk) costs as much as it saves (see bench/notes.md)
@@ -358,6 +359,20 @@ def _table_of(
 
 
 def _py_array(values: tuple[object, ...]) -> pa.Array:
+    """A column of sqlite3's values as `pa.array` infers it (null, int64, double, string),
+    the common kinds built on buffers: `pa.array` imports pandas when it is installed (a
+    third of a second on a first open; model/arrays.py)."""
+    kinds = {type(v) for v in values} - {type(None)}
+    if not kinds:
+        return pa.nulls(len(values))
+    if kinds <= {int, float}:
+        null = np.fromiter((v is None for v in values), bool, len(values))
+        dtype = np.int64 if kinds == {int} else np.float64
+        with contextlib.suppress(OverflowError):
+            numbers = np.array([0 if v is None else v for v in values], dtype)
+            return from_numpy(numbers, null if null.any() else None)
+    if kinds == {str}:
+        return from_strings(values)  # type: ignore[arg-type]
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
@@ -422,7 +437,9 @@ class DirSource:
             if self.suffix == ".parquet":
                 import pyarrow.parquet as pq
 
-                t = pq.read_table(path, columns=columns)
+                # (`read_table` goes through pyarrow.dataset, which imports pandas)
+                with pq.ParquetFile(path) as f:
+                    t = f.read(columns=columns)
             else:
                 # no context manager: the returned buffers still point into the map
                 t = ipc.open_stream(pa.memory_map(str(path))).read_all().select(columns)

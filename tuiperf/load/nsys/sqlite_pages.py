@@ -35,6 +35,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tuiperf.model.arrays import from_numpy
+
 _MAGIC = b"SQLite format 3\x00"
 #: page runs decoded at once (two beat one on 2 cores, for one run more in flight: see
 #: bench/notes.md)
@@ -392,7 +394,7 @@ _ARROW_TYPES = {"int": pa.int64(), "rowid": pa.int64(), "float": pa.float64(), "
 
 
 def _empty(columns: list[Column]) -> pa.Table:
-    return pa.table({c.name: pa.array([], _ARROW_TYPES[c.kind]) for c in columns})
+    return pa.table({c.name: pa.nulls(0, _ARROW_TYPES[c.kind]) for c in columns})
 
 
 def _width(kind: int) -> int:
@@ -476,7 +478,7 @@ def _values(
     """Column `col` of the records whose value is at `at` and has serial type `kind`
     (`types`: the distinct kinds, sorted)."""
     if col.kind == "rowid":  # an INTEGER PRIMARY KEY is the rowid, stored as NULL
-        return pa.array(rowid)
+        return from_numpy(rowid)  # (`pa.array` imports pandas: model/arrays.py)
     null = kind == 0 if types[0] == 0 else None
     if col.kind == "text":
         if not utf8 or bool(np.any((types != 0) & ((types < 13) | (types % 2 == 0)))):
@@ -491,8 +493,8 @@ def _values(
     values = _numbers(buf, at, kind, types, col.kind == "float")
     if null is not None:
         values[null] = 0
-        return pa.array(values, mask=null)
-    return pa.array(values)
+        return from_numpy(values, null)
+    return from_numpy(values)
 
 
 def _numbers(
@@ -551,12 +553,12 @@ def _text(buf: np.ndarray, at: np.ndarray, kind: np.ndarray, null: np.ndarray | 
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
     try:
-        text = spans.take(pa.array(2 * rank)).cast(pa.string())
+        text = spans.take(from_numpy(2 * rank)).cast(pa.string())
     except (pa.ArrowInvalid, pa.ArrowCapacityError) as e:
         raise Unsupported("text that is not UTF-8") from e
     if null is None:
         return text
     offsets, data = text.buffers()[1:]
     return pa.StringArray.from_buffers(
-        n, offsets, data, pa.array(~null).buffers()[1], int(null.sum())
+        n, offsets, data, from_numpy(~null).buffers()[1], int(null.sum())
     )

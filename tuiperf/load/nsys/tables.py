@@ -27,6 +27,7 @@ from tuiperf.load.nsys.nvtx_depth import nvtx_table
 from tuiperf.load.nsys.sched import read_thread_state
 from tuiperf.load.nsys.source import NsysSource, versions_of
 from tuiperf.load.progress import OnProgress, Progress
+from tuiperf.model.arrays import as_int64, from_numpy, valid, where_equal
 
 Sink = Callable[[str, pa.Table], None]
 
@@ -116,8 +117,8 @@ class NsysReader:
         if self._strings is None:
             t = self.raw("StringIds", ["id", "value"])
             if t is None:
-                t = pa.table({"id": pa.array([], pa.int64()), "value": pa.array([], pa.string())})
-            ids = t["id"].to_numpy(zero_copy_only=False).astype(np.int64)
+                t = pa.table({"id": pa.nulls(0, pa.int64()), "value": pa.nulls(0, pa.string())})
+            ids = as_int64(t["id"])
             self._strings = StringTable(ids, t["value"].combine_chunks().cast(pa.string()))
         return self._strings
 
@@ -127,7 +128,7 @@ class NsysReader:
             if t is None or t.num_rows == 0:
                 self._enums[name] = StringTable.from_pairs(fallback or {})
             else:
-                ids = t["id"].to_numpy(zero_copy_only=False).astype(np.int64)
+                ids = as_int64(t["id"])
                 self._enums[name] = StringTable(ids, t["label"].combine_chunks().cast(pa.string()))
         return self._enums[name]
 
@@ -293,7 +294,10 @@ class NsysReader:
                 out[canon] = t[src]
         if "greenContextId" in have:
             green = t["greenContextId"]
-            out["green_context"] = pc.if_else(pc.equal(green, 0), None, green)
+            # 0 is no green context: null (built from numpy: `pc.equal(green, 0)` makes a
+            # scalar, which imports pandas)
+            ids = as_int64(green, 0)
+            out["green_context"] = from_numpy(ids, ids == 0)
         if "globalPid" in have:
             out["pid"] = pid_of(t["globalPid"])
         return out
@@ -447,7 +451,7 @@ class NsysReader:
 
     def _osrt_batch(self, t: pa.Table, target: pa.Schema) -> pa.Table:
         # eventClass 31/32 are zero-length start/finish markers, not calls
-        t = t.filter(pc.equal(t["eventClass"], 27))
+        t = t.filter(where_equal(t["eventClass"], 27))
         pid, tid = pid_tid(t["globalTid"])
         cols = _times(t) | {
             "pid": pid,
@@ -655,8 +659,8 @@ class LaunchIndex:
         pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
         hit = self.keys[pos] == k
         if t["correlation_id"].null_count:
-            hit &= ~pc.is_null(t["correlation_id"]).to_numpy(zero_copy_only=False)
-        tid = pa.array(self.tids[pos], pa.int64(), mask=~hit)
+            hit &= valid(t["correlation_id"])
+        tid = from_numpy(self.tids[pos].astype(np.int64), ~hit)
         return t.set_column(t.schema.get_field_index("tid"), "tid", tid)
 
 
@@ -672,7 +676,7 @@ def _index_columns(api: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         part = api.slice(lo, step)
         hi = lo + part.num_rows
         keys[lo:hi] = _corr_keys(part)
-        tid[lo:hi] = part["tid"].to_numpy(zero_copy_only=False).astype(np.int32)
+        tid[lo:hi] = as_int64(part["tid"]).astype(np.int32)
         if spill.active():
             for name in ("pid", "tid", "correlation_id"):
                 for chunk in part[name].chunks:
@@ -690,11 +694,8 @@ def _drop_values(chunk: pa.Array) -> None:
 
 def _corr_keys(t: pa.Table) -> np.ndarray:
     """(pid << 32) | (correlationId & 0xFFFFFFFF), one new array where the columns are clean."""
-    pid_col, corr_col = t["pid"], t["correlation_id"]
-    pid = pid_col.fill_null(0) if pid_col.null_count else pid_col
-    corr = corr_col.fill_null(-1) if corr_col.null_count else corr_col
-    p = pid.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    c = corr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    p = as_int64(t["pid"], 0)  # (from Arrow's buffers: `to_numpy` imports pandas)
+    c = as_int64(t["correlation_id"], -1)
     keys = np.left_shift(p, 32)
     if len(c) and int(c.min()) >= 0 and int(c.max()) <= 0xFFFFFFFF:
         return np.bitwise_or(keys, c, out=keys)

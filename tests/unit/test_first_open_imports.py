@@ -1,0 +1,45 @@
+"""A first open (conversion into an empty cache, then the summary) imports no pandas.
+
+pyarrow imports pandas, when it is installed, from `pa.array`, `pa.scalar` (any Python
+value given to a compute function), `to_numpy` and `fill_null`: a third of a second on
+an H100 VM, 0.17 s here, on the critical path of every first open of an export. The
+readers, the assembler, the cache writer and the `nsys stats` summaries build their
+arrays on buffers instead (model/arrays.py). Each check runs in a fresh interpreter, so
+a pandas imported by another test does not hide one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import needs
+
+SOURCES = [
+    "vit_range.sqlite", "cnn_osrt.sqlite", "lstm.sqlite", "vit_amp.sqlite",
+    "h100_2gpu_1s.sqlite", "cnn_osrt_arrowdir", "cnn_osrt_parquetdir",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [["summary", "-r", "kern"], ["summary"], ["convert"]])
+@pytest.mark.parametrize("name", SOURCES)
+def test_first_open_does_not_import_pandas(
+    name: str, args: list[str], nsys_dir: Path, tmp_path: Path
+) -> None:
+    needs.module("pandas")  # the dev install has it: the check below means something
+    source = nsys_dir / name
+    if not source.exists():
+        pytest.skip(f"{name} is not among the bundled reports")
+    code = (
+        "import sys\n"
+        "from tuiperf.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
+        "raise SystemExit(code)\n"
+    )
+    cmd = [sys.executable, "-c", code, *args, str(source), "--cache-dir", str(tmp_path), "-q"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "PANDAS False" in out.stderr, f"{name} {args}: pandas imported"
