@@ -74,7 +74,7 @@ def test_empty_tables_equal_pyarrow_s(name: str) -> None:
     assert [c.num_chunks for c in got.columns] == [c.num_chunks for c in want.columns]
 
 
-def test_cached_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_path: Path) -> None:
+def test_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_path: Path) -> None:
     needs.module("pandas")  # the dev install has it: the check below means something
     report = nsys_dir / "vit_range.sqlite"
     code = (
@@ -101,7 +101,7 @@ def test_cached_first_screen_path_does_not_import_pandas(nsys_dir: Path, tmp_pat
             [sys.executable, "-c", code, run], capture_output=True, text=True, timeout=120
         )
         assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "False", "the cached first-screen path imported pandas"
+        assert out.stdout.strip() == "False", f"the {run} first-screen path imported pandas"
 
 
 NUMBER_TYPES = [

@@ -149,7 +149,8 @@ def store_split(trace: Trace, table: str, cols: tuple[str, ...], split: dict[tup
     except TypeError:
         return
     rows = np.concatenate(parts) if parts else np.zeros(0, dtype)
-    index = pa.table({"rows": rows}).replace_schema_metadata({b"lanes": text})
+    # (on buffers: `pa.table` of an ndarray imports pandas; model/arrays.py)
+    index = pa.table({"rows": arrays.from_numpy(rows)}).replace_schema_metadata({b"lanes": text})
     cache.store_derived(key, f"lane-index-{_name(table, cols)}", index)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tuiperf.model.arrays import filled
+from tuiperf.model.arrays import filled, from_numpy
 from tuiperf.model.scratch import Alloc
 from tuiperf.model.timeline.lane_intervals import Intervals
 
@@ -172,10 +172,12 @@ def _hashed_codes(t: pa.Table, cols: tuple[str, ...]) -> Codes:
         uniques.append(u.to_pylist())
         combined = codes if combined is None else combined * len(u) + codes
     assert combined is not None
-    u = pc.unique(pa.array(combined))
-    code = _column(pa.chunked_array([pc.index_in(pa.array(combined), value_set=u)]), -1)
+    # (Arrow arrays on numpy's buffers: `pa.array` imports pandas; model/arrays.py)
+    combined_arrow = from_numpy(np.asarray(combined, np.int64))
+    u = pc.unique(combined_arrow)
+    code = _column(pa.chunked_array([pc.index_in(combined_arrow, value_set=u)]), -1)
     keys = []
-    for c in u.to_numpy().tolist():
+    for c in u.to_pylist():
         parts = []
         for vals in reversed(uniques):
             c, k = divmod(c, len(vals))
