@@ -3,8 +3,8 @@
 pyarrow imports pandas, when it is installed, from `pa.array`, `pa.scalar` (any Python
 value given to a compute function), `to_numpy` and `fill_null`: a third of a second on
 an H100 VM, 0.17 s here, on the critical path of every first open of an export. The
-readers, the assembler, the cache writer and the `nsys stats` summaries build their
-arrays on buffers instead (model/arrays.py). Each check runs in a fresh interpreter, so
+readers, the assembler, the cache writer, the `nsys stats` summaries and the analysis
+(the viewer's advice worker) build their arrays on buffers instead (model/arrays.py). Each check runs in a fresh interpreter, so
 a pandas imported by another test does not hide one."""
 
 from __future__ import annotations
@@ -23,7 +23,11 @@ SOURCES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("args", [["summary", "-r", "kern"], ["summary"], ["convert"]])
+@pytest.mark.parametrize(
+    "args",
+    [["summary", "-r", "kern"], ["summary"], ["convert"], ["analyze"]],
+    ids=["summary-kern", "summary", "convert", "analyze"],
+)
 @pytest.mark.parametrize("name", SOURCES)
 def test_first_open_does_not_import_pandas(
     name: str, args: list[str], nsys_dir: Path, tmp_path: Path

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.model import fmt
+from tuiperf.model.arrays import from_numpy, from_strings
 
 #: where a finding's logic comes from
 SOURCE_TUIPERF = "tuiperf"
@@ -94,16 +95,16 @@ class Evidence:
         headers: dict[str, str] | None = None,
     ) -> Evidence:
         n = len(duration_ns)
+        # built on buffers where it can: `pa.array` imports pandas (model/arrays.py), which
+        # the viewer's background analysis would otherwise do while the user starts to move
         cols: dict[str, Any] = {
-            "table": pa.array([table] * n, pa.string()),
-            "row": pa.array(row, pa.int64()) if row is not None else pa.nulls(n, pa.int64()),
-            "start_ns": pa.nulls(n, pa.int64())
-            if start_ns is None
-            else pa.array(np.asarray(start_ns, np.int64)),
-            "duration_ns": pa.array(np.asarray(duration_ns, np.int64)),
+            "table": from_strings([table] * n),
+            "row": _ints(row) if row is not None else pa.nulls(n, pa.int64()),
+            "start_ns": pa.nulls(n, pa.int64()) if start_ns is None else _ints(start_ns),
+            "duration_ns": _ints(duration_ns),
         }
         for k, v in (extra or {}).items():
-            cols[k] = v if isinstance(v, pa.Array | pa.ChunkedArray) else pa.array(_plain(v))
+            cols[k] = v if isinstance(v, pa.Array | pa.ChunkedArray) else _arrow(v)
         base = {"start_ns": "Start (ns)", "duration_ns": "Duration (ns)"}
         return cls(pa.table(cols), {**base, **(headers or {})})
 
@@ -111,10 +112,21 @@ class Evidence:
         return self.rows.slice(0, n).to_pylist()
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, np.ndarray) and v.dtype == object:
-        return v.tolist()
-    return v
+def _ints(values: Any) -> pa.Array:
+    return from_numpy(np.asarray(values, np.int64))
+
+
+def _arrow(v: Any) -> pa.Array:
+    """An evidence column: numbers and strings on buffers, anything else as `pa.array`
+    infers it."""
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+        return from_numpy(v)
+    values = v.tolist() if isinstance(v, np.ndarray) else list(v)
+    if all(x is None for x in values):
+        return pa.nulls(len(values))  # (what `pa.array` makes of them)
+    if all(x is None or isinstance(x, str) for x in values):
+        return from_strings(values)
+    return pa.array(values)
 
 
 @dataclass

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow.compute as pc
 
 from tuiperf.analysis.findings import Finding
+from tuiperf.model.arrays import as_int64
 from tuiperf.model.ncu.names import normalize
 from tuiperf.model.trace import Trace
 
@@ -58,8 +58,9 @@ class FindingIndex:
         ev = f.evidence.rows
         if ev.num_rows == 0 or ev["row"].null_count == ev.num_rows:
             return
-        tables = ev["table"].to_numpy(zero_copy_only=False).astype(str)
-        rows = np.asarray(pc.fill_null(ev["row"], -1).to_numpy(), np.int64)
+        # (to_pylist and buffers: `to_numpy` and `fill_null` import pandas; model/arrays.py)
+        tables = np.array(ev["table"].to_pylist(), dtype=object).astype(str)
+        rows = as_int64(ev["row"], -1)
         for table in np.unique(tables):
             if not table:  # derived regions (gaps, idle windows) index no table
                 continue

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from tuiperf import schema
 from tuiperf.model import fmt
+from tuiperf.model.arrays import from_numpy
 from tuiperf.model.trace import Trace
 
 #: the most events a report may have to be analysed whole (kernels, copies, API calls,
@@ -160,7 +161,7 @@ def cut(trace: Trace, lo: int, hi: int) -> tuple[Trace, dict[str, np.ndarray]]:
             continue
         rows = np.flatnonzero(_keep(t, lo, hi, launched if name in GPU_TABLES else {}))
         kept[name] = rows
-        tables[name] = t.take(pa.array(rows))
+        tables[name] = t.take(from_numpy(np.asarray(rows, np.int64)))
     pending = {n: _details(trace, n, kept[n]) for n in trace.pending if n in kept}
     out = Trace(tables, trace.meta, pending=pending, on_details=trace.on_details)
     return out, kept

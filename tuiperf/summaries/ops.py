@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tuiperf.model import arrays as A
+from tuiperf.model.arrays import from_strings
 from tuiperf.model.trace import Trace
 from tuiperf.summaries.stats import Column, StatsTable
 
@@ -59,7 +61,8 @@ def cpu_ranges(trace: Trace) -> Ranges:
     t = trace.table("nvtx")
     if t.num_rows:
         dom = t["domain"].cast(pa.string())
-        t = t.filter(pc.and_(pc.is_in(dom, pa.array(CPU_DOMAINS)), pc.is_valid(t["end"])))
+        domains = from_strings(list(CPU_DOMAINS))  # (no pandas: model/arrays.py)
+        t = t.filter(pc.and_(pc.is_in(dom, value_set=domains), pc.is_valid(t["end"])))
     pid = _np(t["pid"], -1)
     tid = _np(t["tid"], -1)
     pairs = np.stack([pid, tid], axis=1) if len(pid) else np.zeros((0, 2), np.int64)
@@ -68,12 +71,13 @@ def cpu_ranges(trace: Trace) -> Ranges:
     start, end = _np(t["start"], 0), _np(t["end"], 0)
     order = np.lexsort((-end, start, code))
     depth = _np(t["depth"], 0)[order]
-    ops = pc.equal(t["domain"].cast(pa.string()), OP_DOMAIN) if t.num_rows else pa.array([])
+    codes, labels = A.codes(t, "domain")
+    is_op = np.isin(codes, [i for i, label in enumerate(labels) if label == OP_DOMAIN])
     rows = Ranges(
         thread=code[order], start=start[order], end=end[order], depth=depth,
         parent=np.full(len(order), -1, np.int64),
-        is_op=np.asarray(ops.to_numpy(zero_copy_only=False), bool)[order],
-        names=np.asarray(t["text"].cast(pa.string()).to_numpy(zero_copy_only=False))[order],
+        is_op=is_op[order],
+        names=np.array(t["text"].cast(pa.string()).to_pylist(), dtype=object)[order],
         threads=threads, ext=_ints(t, "external_id")[order],
     )  # fmt: skip
     rows.parent = _parents(rows)
@@ -81,7 +85,7 @@ def cpu_ranges(trace: Trace) -> Ranges:
 
 
 def _np(col: pa.ChunkedArray, fill: int) -> np.ndarray:
-    return col.fill_null(fill).to_numpy(zero_copy_only=False).astype(np.int64)
+    return A.as_int64(col, fill)
 
 
 def _ints(t: pa.Table, key: str, fill: int = -1) -> np.ndarray:

@@ -33,6 +33,7 @@ from tuiperf.analysis.findings import (
 )
 from tuiperf.analysis.order import _key
 from tuiperf.model import fmt
+from tuiperf.model.arrays import as_int64
 
 #: which budget part each rule's finding explains
 PART_OF_RULE = {
@@ -182,8 +183,8 @@ def _steady_fraction(f: Finding, budget: Budget) -> float:
     rows = f.evidence.rows
     if rows.num_rows == 0 or rows["start_ns"].null_count == rows.num_rows:
         return 1.0
-    start = np.asarray(rows["start_ns"].fill_null(-1).to_numpy(), np.int64)
-    dur = np.asarray(rows["duration_ns"].fill_null(0).to_numpy(), np.int64)
+    start = as_int64(rows["start_ns"], -1)  # (from buffers: no pandas, model/arrays.py)
+    dur = as_int64(rows["duration_ns"], 0)
     a = np.array([s.cpu_start_ns for s in budget.main.steps], np.int64)
     b = np.array([s.cpu_end_ns for s in budget.main.steps], np.int64)
     i = np.searchsorted(a, start, "right") - 1

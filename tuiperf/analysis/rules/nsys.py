@@ -178,7 +178,7 @@ def cuda_memcpy_async(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
     if len(ev) == 0:
         return []
     before, inside = _steps_note(ctx, launched)
-    total = int(ev.rows["duration_ns"].to_numpy().sum())
+    total = int(A.as_int64(ev.rows["duration_ns"]).sum())
     msg = (
         f"{len(ev):,} cudaMemcpy*Async calls copy from or to pageable host memory, so each "
         f"one blocks the CPU like a synchronous copy ({fmt.duration(total)} of copies)."
@@ -217,7 +217,7 @@ def cuda_memcpy_sync(ctx: Ctx, opts: NsysOptions) -> list[Finding]:
     ev, _ = _memcpy_rows(ctx, "cuda_memcpy_sync", np.flatnonzero(~small_h2d), api_rows)
     if len(ev) == 0:
         return []
-    total = int(ev.rows["duration_ns"].to_numpy().sum())
+    total = int(A.as_int64(ev.rows["duration_ns"]).sum())
     msg = (
         f"{len(ev):,} synchronous cudaMemcpy calls block the CPU until each copy is done "
         f"({fmt.duration(total)} of copies)."

@@ -158,7 +158,7 @@ def _rows_evidence(
         if c not in ("name", "copy_kind", "src_kind", "dst_kind"):
             extra[c] = A.ints(t, c, -1)[rows]
         elif _dense_dictionary(t.column(c)):  # the rows' codes, not a copy of each string
-            extra[c] = t.column(c).take(rows)
+            extra[c] = t.column(c).take(A.from_numpy(np.asarray(rows, np.int64)))
         else:
             extra[c] = A.strings(t, c)[rows]
     return Evidence.build(

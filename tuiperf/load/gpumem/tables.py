@@ -14,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from tuiperf.load.gpumem.spill import Spill
+from tuiperf.model.arrays import from_numpy, from_strings
 
 ALLOC = "alloc"
 FREE = "free_requested"
@@ -85,12 +87,16 @@ BLOCKS = pa.schema(
 
 
 def empty(schema: pa.Schema) -> pa.Table:
-    return schema.empty_table()
+    """`schema.empty_table()`, from empty arrays (that imports pandas when installed)."""
+    batch = pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+    return pa.Table.from_batches([batch])
 
 
 def action_array(codes: Any) -> pa.DictionaryArray:
     """int8 codes into ACTIONS as a dictionary column."""
-    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), pa.array(ACTIONS))
+    # (on buffers: `pa.array` imports pandas; model/arrays.py)
+    indices = from_numpy(np.asarray(codes, np.int8))
+    return pa.DictionaryArray.from_arrays(indices, from_strings(list(ACTIONS)))
 
 
 @dataclass

@@ -35,7 +35,7 @@ def from_nsys(trace: Trace) -> T.MemoryData | None:
         return None
     kind = A.strings(t, "mem_kind")
     keep = np.isin(kind, RESERVED_KINDS + STATIC_KINDS)
-    t = t.filter(pa.array(keep))
+    t = t.filter(A.from_numpy(keep))  # (no pandas: model/arrays.py)
     kind = kind[keep]
     is_free = A.strings(t, "operation") == "Deallocation"
     static = np.isin(kind, STATIC_KINDS)
@@ -45,7 +45,7 @@ def from_nsys(trace: Trace) -> T.MemoryData | None:
     events = pa.table(
         {
             "device": t["device"],
-            "seq": pa.array(np.arange(n, dtype=np.int64)),
+            "seq": A.from_numpy(np.arange(n, dtype=np.int64)),
             "time_ns": t["start"],
             "action": T.action_array(code),
             "addr": t["address"],
