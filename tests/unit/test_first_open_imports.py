@@ -4,8 +4,9 @@ pyarrow imports pandas, when it is installed, from `pa.array`, `pa.scalar` (any 
 value given to a compute function), `to_numpy` and `fill_null`: a third of a second on
 an H100 VM, 0.17 s here, on the critical path of every first open of an export. The
 readers, the assembler, the cache writer, the `nsys stats` summaries and the analysis
-(the viewer's advice worker) build their arrays on buffers instead (model/arrays.py). Each check runs in a fresh interpreter, so
-a pandas imported by another test does not hide one."""
+(the viewer's advice worker) build their arrays on buffers instead (model/arrays.py).
+Each check runs in a fresh interpreter, so a pandas imported by another test does not
+hide one."""
 
 from __future__ import annotations
 

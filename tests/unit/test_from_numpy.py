@@ -169,3 +169,40 @@ def test_where_equal_equals_pc_equal(col: pa.Array | pa.ChunkedArray) -> None:
         want = [bool(v) for v in pc.fill_null(pc.equal(col, 27), False).to_pylist()]
     got = arrays.where_equal(col, 27)
     assert got.null_count == 0 and got.to_pylist() == want
+
+
+def test_where_in_compares_a_float_column_as_floats() -> None:
+    col = pa.chunked_array([pa.array([59.5, 59.0, None, 34.0, 60.25])])
+    want = pc_is_in(col, [59, 60, 34])
+    assert arrays.where_in(col, [59, 60, 34]).to_pylist() == want == [
+        False, True, False, True, False]  # fmt: skip
+
+
+def pc_is_in(col: pa.ChunkedArray, values: list[int]) -> list[bool]:
+    import pyarrow.compute as pc
+
+    got = pc.is_in(col, value_set=pa.array(values, col.type))
+    return [bool(v) for v in got.to_pylist()]
+
+
+def test_pid_tid_of_a_float_column_take_nan_as_null() -> None:
+    col = pa.chunked_array([pa.array([float(_packed(5, 6)), float("nan"), None])])
+    pid, tid = ids.pid_tid(col)
+    assert pid.to_pylist() == [5, None, None] and tid.to_pylist() == [6, None, None]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [(2**60 + 1, 2.5), (-(2**60), 1.0, None), (2**53, 0.5), (1, 2.5, None), (3, None, 7)],
+)
+def test_sqlite_values_as_pa_array_infers_them(values: tuple[object, ...]) -> None:
+    """`_py_array` (the SQLite reader's small tables) against `pa.array` and its text
+    fallback: a mix of floats and ints a double cannot hold stays text, as it was."""
+    from tuiperf.load.nsys.source import _py_array
+
+    try:
+        want = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        want = pa.array([None if v is None else str(v) for v in values], pa.string())
+    got = _py_array(values)
+    assert got.type == want.type and got.equals(want)

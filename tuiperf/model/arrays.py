@@ -80,13 +80,20 @@ def scalar(value: int | float | str | None, kind: pa.DataType) -> pa.Scalar:
 
 
 def where_equal(col: pa.Array | pa.ChunkedArray, value: int) -> pa.Array:
-    """A mask for `filter`: rows whose integer `col` equals `value` (nulls: False), as
+    """A mask for `filter`: rows whose number `col` equals `value` (nulls: False), as
     `pc.equal(col, value)` without the pandas its Python scalar imports."""
-    if pa.types.is_floating(col.type):  # compared as floats, as pc.equal does
+    return where_in(col, [value])
+
+
+def where_in(col: pa.Array | pa.ChunkedArray, values: Sequence[int]) -> pa.Array:
+    """A mask for `filter`: rows whose number `col` is one of `values` (nulls: False), as
+    `pc.is_in` does it: a float column compared as floats (59.5 is not 59)."""
+    if pa.types.is_floating(col.type):
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        values = [_float_values(c) for c in chunks] or [np.zeros(0)]
-        return from_numpy(valid(col) & (np.concatenate(values) == value))
-    return from_numpy(valid(col) & (as_int64(col) == value))
+        numbers = np.concatenate([_float_values(c) for c in chunks] or [np.zeros(0)])
+    else:
+        numbers = as_int64(col)
+    return from_numpy(valid(col) & np.isin(numbers, np.asarray(values)))
 
 
 def view(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:

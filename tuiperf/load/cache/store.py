@@ -117,7 +117,8 @@ def atomic_write_ipc(
 #: a table up to this size (as built) is narrowed, compressed and written by a background
 #: thread while the conversion builds the next one: what a write costs after `nsys export`
 #: ends overlaps the rest (bench/entry_overlap.md); at most one such table is in flight,
-#: so the peak grows by at most this much. Bigger tables are stored in line.
+#: so the peak grows by at most about twice this (the table and its narrowed copy). Bigger
+#: tables are stored in line. A failed write is raised at the next `add` or at `finish`.
 OVERLAP_UP_TO = 256 << 20
 
 

@@ -22,9 +22,15 @@ def _packed(global_id: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarr
     if not chunks or pa.types.is_null(global_id.type):
         n = len(global_id)
         return np.zeros(n, np.int64), (np.ones(n, bool) if n else None)
-    parts = [filled(c, 0).astype(np.int64, copy=False) for c in chunks]
+    parts = [filled(c, 0) for c in chunks]
     arr = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    return arr, (~valid(global_id) if global_id.null_count else None)
+    null = ~valid(global_id) if global_id.null_count else None
+    if arr.dtype.kind == "f":  # a NaN id is no id, as a null is
+        nan = np.isnan(arr)
+        if nan.any():
+            null = nan if null is None else null | nan
+            arr = np.where(nan, 0, arr)
+    return arr.astype(np.int64, copy=False), null
 
 
 def pid_tid(global_tid: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:

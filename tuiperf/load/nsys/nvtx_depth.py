@@ -10,7 +10,7 @@ from tuiperf import schema
 from tuiperf.load.dictcols import StringTable, encode_strings
 from tuiperf.load.nesting import nesting_depth
 from tuiperf.load.nsys.ids import pid_of, tid_of
-from tuiperf.model.arrays import as_int64, from_numpy, from_strings, scalar, valid, where_equal
+from tuiperf.model.arrays import as_int64, from_numpy, from_strings, scalar, where_equal, where_in
 
 #: ENUM_NSYS_EVENT_TYPE ids that are user-visible NVTX events
 _STYLES = {59: "PushPop", 60: "StartEnd", 34: "Mark"}
@@ -22,7 +22,7 @@ _EMPTY = scalar("", pa.string())
 def nvtx_table(t: pa.Table, strings: StringTable) -> pa.Table:
     etype = t["eventType"]
     domains = _domain_names(t)
-    t = t.filter(from_numpy(valid(etype) & np.isin(as_int64(etype), list(_STYLES))))
+    t = t.filter(where_in(etype, list(_STYLES)))
     n = t.num_rows
     text = _texts(t, strings)
     domain = _lookup(t["domainId"], domains, "") if n else None

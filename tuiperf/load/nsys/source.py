@@ -365,7 +365,7 @@ def _py_array(values: tuple[object, ...]) -> pa.Array:
     kinds = {type(v) for v in values} - {type(None)}
     if not kinds:
         return pa.nulls(len(values))
-    if kinds <= {int, float}:
+    if kinds <= {int, float} and (kinds == {int} or not any(_past_double(v) for v in values)):
         null = np.fromiter((v is None for v in values), bool, len(values))
         dtype = np.int64 if kinds == {int} else np.float64
         with contextlib.suppress(OverflowError):
@@ -378,6 +378,11 @@ def _py_array(values: tuple[object, ...]) -> pa.Array:
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         # mixed types in one SQLite column (it is dynamically typed): keep text
         return pa.array([None if v is None else str(v) for v in values], pa.string())
+
+
+def _past_double(v: object) -> bool:
+    """An int that a double cannot hold exactly (`pa.array` then refuses the mix)."""
+    return type(v) is int and abs(v) > 2**53
 
 
 class DirSource:

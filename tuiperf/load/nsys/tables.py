@@ -294,10 +294,13 @@ class NsysReader:
                 out[canon] = t[src]
         if "greenContextId" in have:
             green = t["greenContextId"]
-            # 0 is no green context: null (built from numpy: `pc.equal(green, 0)` makes a
-            # scalar, which imports pandas)
-            ids = as_int64(green, 0)
-            out["green_context"] = from_numpy(ids, ids == 0)
+            if pa.types.is_integer(green.type):
+                # 0 is no green context: null (built from numpy: `pc.equal(green, 0)`
+                # makes a scalar, which imports pandas)
+                ids = as_int64(green, 0)
+                out["green_context"] = from_numpy(ids, ids == 0)
+            else:  # (a fraction then fails the canonical cast: a damaged file, said so)
+                out["green_context"] = pc.if_else(pc.equal(green, 0), None, green)
         if "globalPid" in have:
             out["pid"] = pid_of(t["globalPid"])
         return out
