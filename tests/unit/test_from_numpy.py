@@ -206,3 +206,63 @@ def test_sqlite_values_as_pa_array_infers_them(values: tuple[object, ...]) -> No
         want = pa.array([None if v is None else str(v) for v in values], pa.string())
     got = _py_array(values)
     assert got.type == want.type and got.equals(want)
+
+
+# -- edges the mutation run of model/arrays.py found untested ----------------------------
+
+
+def test_from_numpy_of_objects_keeps_the_mask() -> None:
+    values = np.array(["a", "b", "c"], dtype=object)
+    mask = np.array([False, True, False])
+    got = arrays.from_numpy(values, mask)
+    assert got.to_pylist() == ["a", None, "c"]
+
+
+def test_from_strings_holds_only_the_values_bytes() -> None:
+    values = ["ab", None, "", "cde", None]
+    got = arrays.from_strings(values)
+    assert got.buffers()[2].size == 5  # nulls and empty strings take no bytes
+    assert got.buffers()[1].size == 4 * (len(values) + 1)
+
+
+def test_from_strings_past_32_bit_offsets_is_pyarrows(monkeypatch: pytest.MonkeyPatch) -> None:
+    values = ["abc", None, "de"]  # 5 bytes
+    real = pa.array
+    calls: list[object] = []
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pa, "array", spy)
+    monkeypatch.setattr(arrays, "STRING_BYTES_MAX", 5)  # exactly: still on buffers
+    assert arrays.from_strings(values).equals(real(values, pa.string())) and not calls
+    monkeypatch.setattr(arrays, "STRING_BYTES_MAX", 4)  # one byte over: pyarrow's build
+    got = arrays.from_strings(values)
+    assert got.type == pa.string() and got.equals(real(values, pa.string())) and calls
+
+
+@pytest.mark.parametrize(
+    "col",
+    [
+        pa.array([1.5, 2.0, -3.7]),  # a float array without nulls (read in place)
+        pa.array([1.5, None, -3.7, 8.0], pa.float32()).slice(1),  # float32, offset, nulls
+        pa.chunked_array([pa.array([9.9, None, 4.0]).slice(1), pa.array([None, 5.5])]),
+    ],
+)
+def test_as_int64_and_where_in_of_float_columns(col: pa.Array | pa.ChunkedArray) -> None:
+    py = col.to_pylist()
+    assert arrays.as_int64(col, -1).tolist() == [-1 if v is None else int(v) for v in py]
+    assert arrays.where_in(col, [4, 2]).to_pylist() == [v in (4.0, 2.0) for v in py]
+
+
+def test_where_in_of_no_float_rows() -> None:
+    assert arrays.where_in(pa.chunked_array([], pa.float64()), [1]).to_pylist() == []
+
+
+def test_as_int64_of_a_time_column_goes_through_pyarrow() -> None:
+    col = pa.chunked_array([pa.array([1, None, 3], pa.timestamp("ns"))])
+    assert arrays.as_int64(col, -1).tolist() == [1, -1, 3]
+    clean = pa.chunked_array([pa.array([4, 5], pa.timestamp("ns"))])
+    assert arrays.as_int64(clean).tolist() == [4, 5]
+    assert arrays.as_int64(clean).dtype == np.int64

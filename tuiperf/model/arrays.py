@@ -52,6 +52,10 @@ def from_numpy(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
     return pa.Array.from_buffers(kind, n, [validity, data], null_count=nulls)
 
 
+#: the most bytes of text one string array holds (its offsets are 32-bit)
+STRING_BYTES_MAX = int(np.iinfo(np.int32).max)
+
+
 def from_strings(values: Sequence[str | None]) -> pa.Array:
     """Python strings (None: null) as an Arrow string array, built on its buffers (see
     `from_numpy`)."""
@@ -59,7 +63,7 @@ def from_strings(values: Sequence[str | None]) -> pa.Array:
     lengths = np.fromiter((len(b) for b in data), np.int64, len(data))
     offsets = np.zeros(len(data) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    if offsets[-1] > np.iinfo(np.int32).max:
+    if offsets[-1] > STRING_BYTES_MAX:  # past 32-bit offsets: pyarrow's chunked build
         return pa.array(values, pa.string())
     null = np.fromiter((v is None for v in values), bool, len(values))
     nulls = int(np.count_nonzero(null))
