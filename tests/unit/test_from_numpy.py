@@ -266,3 +266,8 @@ def test_as_int64_of_a_time_column_goes_through_pyarrow() -> None:
     clean = pa.chunked_array([pa.array([4, 5], pa.timestamp("ns"))])
     assert arrays.as_int64(clean).tolist() == [4, 5]
     assert arrays.as_int64(clean).dtype == np.int64
+
+
+def test_as_int64_fills_nulls_with_zero_by_default() -> None:
+    assert arrays.as_int64(pa.array([None, 2, None], pa.int32())).tolist() == [0, 2, 0]
+    assert arrays.as_int64(pa.chunked_array([pa.nulls(2)])).tolist() == [0, 0]
