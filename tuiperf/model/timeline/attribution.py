@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from tuiperf.model import arrays as A
 from tuiperf.model import fmt
 from tuiperf.model.timeline import callsites
 from tuiperf.model.timeline.lanes import display_name
@@ -77,17 +77,15 @@ class NvtxIndex:
     def __init__(self, trace: Trace) -> None:
         t = trace.table("nvtx")
         self.n = t.num_rows
-        start = t["start"].fill_null(0).to_numpy()
+        # (from Arrow's buffers: `fill_null` and `to_numpy` import pandas; model/arrays.py)
+        start = A.as_int64(t["start"], 0)
         self.start = start
-        self.end = np.where(
-            t["end"].is_null().to_numpy(zero_copy_only=False),
-            start,
-            t["end"].fill_null(0).to_numpy(),
-        )
-        self.pid = t["pid"].fill_null(-1).to_numpy()
-        self.tid = t["tid"].fill_null(-1).to_numpy()
-        self.depth = t["depth"].fill_null(0).to_numpy()
-        self.text = t["text"].cast(pa.string()).fill_null("").to_pylist() if self.n else []
+        self.end = np.where(A.valid(t["end"]), A.as_int64(t["end"], 0), start)
+        self.pid = A.as_int64(t["pid"], -1)
+        self.tid = A.as_int64(t["tid"], -1)
+        self.depth = A.as_int64(t["depth"], 0)
+        texts = t["text"].cast(pa.string()).to_pylist() if self.n else []
+        self.text = [s if s is not None else "" for s in texts]
         self.threads = {
             (r["pid"], r["tid"]): r["name"] or "" for r in trace.table("threads").to_pylist()
         }
@@ -129,11 +127,11 @@ class NvtxIndex:
 def _matches(t: pa.Table, correlation: int | None, pid: int | None) -> list[int]:
     if t.num_rows == 0 or correlation is None:
         return []
-    mask = pc.equal(t["correlation_id"], correlation)
+    # in numpy: `pc.equal(col, value)` makes a scalar, which imports pandas (model/arrays.py)
+    mask = A.valid(t["correlation_id"]) & (A.as_int64(t["correlation_id"]) == correlation)
     if pid is not None:
-        mask = pc.and_(mask, pc.equal(t["pid"], pid))
-    idx = pc.indices_nonzero(mask.combine_chunks() if hasattr(mask, "combine_chunks") else mask)
-    return idx.to_pylist()
+        mask &= A.valid(t["pid"]) & (A.as_int64(t["pid"]) == pid)
+    return [int(i) for i in np.flatnonzero(mask)]
 
 
 def launch_of(trace: Trace, table: str, row: int) -> int | None:

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tuiperf.model.api_names import api_display_name
+from tuiperf.model.arrays import from_strings
 from tuiperf.model.trace import Trace
 
 #: the column the join adds to the graphs table
@@ -23,7 +24,7 @@ def with_launch(trace: Trace, graphs: pa.Table) -> pa.Table:
         launches = _launch_names(api, graphs)
         keys = zip(graphs["pid"].to_pylist(), graphs["correlation_id"].to_pylist(), strict=True)
         names = [launches.get(k) for k in keys]
-    return graphs.append_column(LAUNCH, pa.array(names, pa.string()))
+    return graphs.append_column(LAUNCH, from_strings(names))  # (`pa.array` imports pandas)
 
 
 def _launch_names(api: pa.Table, graphs: pa.Table) -> dict[tuple[int, int], str]:

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from tuiperf.errors import UsageError
+from tuiperf.model import arrays
 from tuiperf.model import columns as cols
 from tuiperf.model.api_names import api_display_name
 from tuiperf.model.columns import ColumnData, dictionary_codes, read_column
@@ -76,7 +77,7 @@ def _null_label(
     """Rows without a name get their own code, labelled '' (as the summaries do)."""
     if not col.null_count:
         return codes, labels
-    valid = col.is_valid().to_numpy(zero_copy_only=False)
+    valid = arrays.valid(col)  # (from the bitmaps: `to_numpy` imports pandas)
     return np.where(valid, codes, len(labels)).astype(np.int32), [*labels, ""]
 
 
@@ -529,9 +530,9 @@ class NameSummary:
         for c in specs:
             vals = self.values(c.key)
             if isinstance(vals, list):
-                data[c.export] = pa.array([clean(vals[i]) for i in self.order], pa.string())
+                data[c.export] = arrays.from_strings([clean(vals[i]) for i in self.order])
             else:
-                data[c.export] = pa.array(np.asarray(vals)[self.order])
+                data[c.export] = arrays.from_numpy(np.asarray(vals)[self.order])
         return pa.table(data)
 
 
