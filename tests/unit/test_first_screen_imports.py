@@ -288,3 +288,40 @@ def test_filled_reads_no_byte_past_an_exact_bitmap() -> None:
     arr = pa.Array.from_buffers(pa.int32(), 8, [bitmap, data], null_count=2)
     assert arrays.filled(arr, -1).tolist() == [0, -1, 2, 3, -1, 5, 6, 7]
     assert arrays.valid(arr).tolist() == valid.tolist()
+
+
+def test_viewer_interactions_do_not_import_pandas(nsys_dir: Path, tmp_path: Path) -> None:
+    """What selecting events, their details and partners, the events tables, their summary
+    and the CSV export of both compute, from the cache, in a fresh interpreter."""
+    needs.module("pandas")
+    report = nsys_dir / "cnn_osrt.sqlite"
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from tuiperf.load.open import OpenOptions, open_trace\n"
+        "from tuiperf.model import columns as cols\n"
+        "from tuiperf.model.timeline.attribution import NvtxIndex, partner_of\n"
+        "from tuiperf.model.timeline.query import Events, Query\n"
+        f"trace = open_trace(Path({str(report)!r}), OpenOptions(cache_dir=Path(sys.argv[1])))\n"
+        "if sys.argv[2] == 'again':\n"
+        "    NvtxIndex(trace)\n"
+        "    partner_of(trace, 'kernels', 0), partner_of(trace, 'api', 0)\n"
+        "    events = Events(trace)\n"
+        "    for kind in cols.KINDS:\n"
+        "        if not trace.has(kind if kind != 'nvtx' else 'nvtx'):\n"
+        "            continue\n"
+        "        t = events.table(kind)\n"
+        "        view = t.run(Query(kind=kind))\n"
+        "        view.to_arrow(cols.columns(kind))\n"
+        "        t.summary(view).to_arrow(cols.summary_columns(kind))\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    for run in ("first", "again"):
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path), run],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False", "a viewer interaction imported pandas"

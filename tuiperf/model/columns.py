@@ -264,12 +264,13 @@ class ColumnData:
 
     def take(self, idx: np.ndarray, clean: bool = False) -> pa.Array:
         """Rows `idx` as an Arrow array (text stays dictionary-encoded)."""
+        # (on buffers: `pa.array` imports pandas; model/arrays.py)
         mask = None if self.valid is None else ~self.valid[idx]
         if self.labels is None:
-            return pa.array(self.values[idx], pa.int64(), mask=mask)
+            return arrays.from_numpy(np.asarray(self.values[idx], np.int64), mask)
         labels = self.clean_labels() if clean else self.labels
-        codes = pa.array(self.values[idx].astype(np.int32, copy=False), pa.int32(), mask=mask)
-        return pa.DictionaryArray.from_arrays(codes, pa.array(labels, pa.string()))
+        codes = arrays.from_numpy(self.values[idx].astype(np.int32, copy=False), mask)
+        return pa.DictionaryArray.from_arrays(codes, arrays.from_strings(labels))
 
     def clean_labels(self) -> list[str]:
         if self._clean is None:
