@@ -56,7 +56,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         U + "test_ncu_depth_roofline.py", U + "test_oracle_roofline.py"]),
     "sample": ("tuiperf/analysis/sample.py", [U + "test_analysis_sample.py"]),
     "early": ("tuiperf/tui/early.py", ["tests/tui/test_early_open.py"]),
-    "arrays": ("tuiperf/model/arrays.py", [U + "test_first_screen_imports.py"]),
+    "arrays": ("tuiperf/model/arrays.py", [
+        U + "test_first_screen_imports.py", U + "test_from_numpy.py"]),
     "narrow": ("tuiperf/load/cache/narrow.py", [
         U + "test_cache_narrow.py", U + "test_cache_details_file.py",
         U + "test_stored_columns.py"]),
