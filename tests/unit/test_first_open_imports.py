@@ -48,3 +48,19 @@ def test_first_open_does_not_import_pandas(
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "PANDAS False" in out.stderr, f"{name} {args}: pandas imported"
+
+
+def test_diff_does_not_import_pandas(nsys_dir: Path, tmp_path: Path) -> None:
+    needs.module("pandas")
+    code = (
+        "import sys\n"
+        "from tuiperf.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
+        "raise SystemExit(code)\n"
+    )
+    a, b = nsys_dir / "vit_range.sqlite", nsys_dir / "vit_amp.sqlite"
+    cmd = [sys.executable, "-c", code, "diff", str(a), str(b), "--cache-dir", str(tmp_path)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "PANDAS False" in out.stderr, "diff imported pandas"

@@ -317,7 +317,8 @@ def _names(table: Any, col: str, mask: np.ndarray, fix: Callable[[str], str]) ->
         return ["?"] * int(mask.sum())
     col_arr = table.column(col).combine_chunks()
     idx = np.nonzero(mask)[0]
-    vals = col_arr.take(idx).to_pylist() if len(idx) else []
+    # (indices on buffers: `take` of an ndarray goes through `pa.array`, importing pandas)
+    vals = col_arr.take(A.from_numpy(idx.astype(np.int64))).to_pylist() if len(idx) else []
     cache: dict[Any, str] = {}
     return [cache.setdefault(v, fix(str(v or "?"))) for v in vals]
 
