@@ -261,6 +261,9 @@ class MetricsPane(VerticalScroll, can_focus=True):
         note: str = "",
         base_km: KernelMetrics | None = None,
     ) -> None:
+        if not self.query("#metrics-head"):  # mounted a moment ago, not yet composed
+            self.call_after_refresh(self.show, km, kid, baseline, note, base_km)
+            return
         self.km, self.kernel_id, self.baseline, self.note = km, kid, baseline, note
         self.base_km = base_km
         self.query_one("#metrics-head", Static).update(self._head())
@@ -269,6 +272,9 @@ class MetricsPane(VerticalScroll, can_focus=True):
         box.mount_all(self._sections())
 
     def clear(self, text: str = "No kernel selected.") -> None:
+        if not self.query("#metrics-head"):  # (as in `show`)
+            self.call_after_refresh(self.clear, text)
+            return
         self.km = self.kernel_id = None
         self.query_one("#metrics-head", Static).update(Text(text, "dim"))
         self.query_one("#metrics-sections", Vertical).remove_children()
