@@ -2,7 +2,8 @@
 with timestamps (seconds since the process started) appended to OUT as one line:
 interpreter ready, viewer imported, app mounted, report loaded (trace and lanes in the app),
 first refresh after it; and the early open's thread (tui/early.py): its module imported,
-its start, the trace opened, the lanes indexed. usage: PYTHONPATH=TREE python phases.py OUT REPORT [options]
+its start, the trace opened, the lanes indexed.
+usage: PYTHONPATH=TREE python phases.py OUT REPORT [options]
 (a script: the folder it runs in is not on its import path)"""
 
 from __future__ import annotations
