@@ -24,6 +24,21 @@ SOURCES = [
 ]  # fmt: skip
 
 
+#: `tuiperf ARGS` in a fresh interpreter that says at the end whether pandas was imported
+_CLI = (
+    "import sys\n"
+    "from tuiperf.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
+    "raise SystemExit(code)\n"
+)
+
+
+def _tuiperf(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-c", _CLI, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.parametrize(
     "args",
     [["summary", "-r", "kern"], ["summary"], ["convert"], ["analyze"]],
@@ -37,30 +52,14 @@ def test_first_open_does_not_import_pandas(
     source = nsys_dir / name
     if not source.exists():
         pytest.skip(f"{name} is not among the bundled reports")
-    code = (
-        "import sys\n"
-        "from tuiperf.cli import main\n"
-        "code = main(sys.argv[1:])\n"
-        "print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
-        "raise SystemExit(code)\n"
-    )
-    cmd = [sys.executable, "-c", code, *args, str(source), "--cache-dir", str(tmp_path), "-q"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    out = _tuiperf(*args, str(source), "--cache-dir", str(tmp_path), "-q")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "PANDAS False" in out.stderr, f"{name} {args}: pandas imported"
 
 
 def test_diff_does_not_import_pandas(nsys_dir: Path, tmp_path: Path) -> None:
     needs.module("pandas")
-    code = (
-        "import sys\n"
-        "from tuiperf.cli import main\n"
-        "code = main(sys.argv[1:])\n"
-        "print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
-        "raise SystemExit(code)\n"
-    )
     a, b = nsys_dir / "vit_range.sqlite", nsys_dir / "vit_amp.sqlite"
-    cmd = [sys.executable, "-c", code, "diff", str(a), str(b), "--cache-dir", str(tmp_path)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    out = _tuiperf("diff", str(a), str(b), "--cache-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr[-2000:]
     assert "PANDAS False" in out.stderr, "diff imported pandas"

@@ -94,7 +94,7 @@ def where_in(col: pa.Array | pa.ChunkedArray, values: Sequence[int]) -> pa.Array
     `pc.is_in` does it: a float column compared as floats (59.5 is not 59)."""
     if pa.types.is_floating(col.type):
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        numbers = np.concatenate([_float_values(c) for c in chunks] or [np.zeros(0)])
+        numbers = np.concatenate([filled(c, 0) for c in chunks] or [np.zeros(0)])
     else:
         numbers = as_int64(col)
     return from_numpy(valid(col) & np.isin(numbers, np.asarray(values)))
@@ -170,14 +170,7 @@ def ints(table: pa.Table, name: str, fill: int = 0) -> np.ndarray:
     """Column `name` as int64, nulls replaced by `fill`."""
     if table.num_rows == 0:
         return np.zeros(0, np.int64)
-    col = table[name]
-    if not pa.types.is_integer(col.type):
-        if col.null_count:
-            col = pc.fill_null(col, fill)
-        return np.asarray(col.to_numpy(), dtype=np.int64)
-    parts = [filled(c, fill) for c in col.chunks]  # (no pandas import: see `filled`)
-    out = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    return out.astype(np.int64, copy=False)
+    return as_int64(table[name], fill)
 
 
 def as_int64(col: pa.Array | pa.ChunkedArray, fill: int = 0) -> np.ndarray:
@@ -194,21 +187,11 @@ def as_int64(col: pa.Array | pa.ChunkedArray, fill: int = 0) -> np.ndarray:
         if pa.types.is_integer(c.type):  # (a copy where it has nulls: writable)
             out = filled(c, 0).astype(np.int64, copy=False)
         else:
-            out = _float_values(c).astype(np.int64)
+            out = filled(c, 0).astype(np.int64)
         if c.null_count and fill:  # (after the cast: an unsigned column takes -1 too)
             out[~_validity(c)] = fill
         parts.append(out)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def _float_values(arr: pa.Array) -> np.ndarray:
-    """A float array's values as numpy, nulls' slots as 0 (whatever they held)."""
-    if not arr.null_count:
-        return view(arr)
-    dtype = numpy_dtype(arr.type)
-    out = np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * dtype.itemsize).copy()
-    out[~_validity(arr)] = 0
-    return out
 
 
 def known(table: pa.Table, *names: str) -> np.ndarray:
